@@ -1,0 +1,146 @@
+//! Emits the kernels of operators declared with `pointwise: <expr>`: a meta function that
+//! configures a TensorIterator and a CPU impl that runs the expression in a typed loop, for every
+//! floating dtype (f16/bf16 computed in f32) and, when the expression allows, every integer dtype.
+//!
+//! Scalar arguments take part in type promotion as wrapped numbers (`int_tensor + 2.5` is float)
+//! and become loop operands, except `alpha`, which is a per-call constant checked against the
+//! result dtype as in PyTorch.
+
+use super::structured::StructuredOp;
+use crate::pointwise::{ArgKind, PointwiseExpr};
+use std::fmt::Write;
+
+const FLOATS: [&str; 4] = ["F16", "BF16", "F32", "F64"];
+const INTS: [&str; 5] = ["U8", "I8", "I16", "I32", "I64"];
+
+/// Parses the expression of a pointwise op against its arguments.
+pub fn parse_expr(st: &StructuredOp) -> Result<PointwiseExpr, String> {
+    let src = st.pointwise.as_deref().ok_or("not a pointwise op")?;
+    let args: Vec<(&str, ArgKind)> = st
+        .inputs()
+        .iter()
+        .map(|a| (a.name.as_str(), if a.tensor_kind_is_one() { ArgKind::Tensor } else { ArgKind::Scalar }))
+        .collect();
+    PointwiseExpr::parse(src, &args).map_err(|e| format!("pointwise expression `{src}`: {e}"))
+}
+
+/// The generated meta function and CPU impl of one pointwise op.
+pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
+    let expr = parse_expr(st)?;
+    let name = &st.out.name;
+    // Loop operands: tensor inputs and promoting scalars, in schema order.
+    let operands: Vec<(String, bool)> = st
+        .inputs()
+        .iter()
+        .filter(|a| a.tensor_kind_is_one() || (a.is_scalar() && a.name != "alpha"))
+        .map(|a| (a.ident.clone(), a.is_scalar()))
+        .collect();
+    let constants: Vec<String> = st.inputs().iter().filter(|a| a.is_scalar() && a.name == "alpha").map(|a| a.ident.clone()).collect();
+    if operands.is_empty() || operands.len() > 3 {
+        return Err(format!("pointwise op `{}` must have one to three tensor/scalar operands", st.out.schema_name));
+    }
+    let used = expr.used_args();
+    let mut s = String::new();
+    // ---- meta ----
+    let config = if expr.returns_bool() {
+        "comparison_op_config(outs.maybe_get_output(0).is_some_and(|t| t.dtype() != DType::Bool))".to_string()
+    } else {
+        match (operands.len(), expr.requires_float()) {
+            (1, false) => "unary_op_config()".into(),
+            (1, true) => "unary_float_op_config()".into(),
+            (2, false) => "binary_op_config()".into(),
+            (2, true) => "binary_float_op_config()".into(),
+            (_, f) => format!("ternary_op_config().promote_integer_inputs_to_float({f})"),
+        }
+    };
+    let _ = writeln!(s, "/// Meta function of `{}` (generated from `pointwise: {}`).", st.out.f.func, st.pointwise.as_deref().unwrap_or(""));
+    let _ = writeln!(s, "#[allow(unused_variables)]\npub fn {name}_meta({}) -> Result<TensorIterator> {{", st.meta_params());
+    let _ = write!(s, "{config}");
+    for (ident, is_scalar) in &operands {
+        if *is_scalar {
+            let _ = write!(s, ".add_input_scalar({ident})");
+        } else {
+            let _ = write!(s, ".add_input({ident})");
+        }
+    }
+    s.push_str(".build_structured(outs)\n}\n");
+    // ---- impl ----
+    let float_only = expr.requires_float();
+    let bool_out = expr.returns_bool();
+    let params: Vec<String> = operands.iter().map(|(i, _)| i.clone()).collect();
+    let body = expr.emit_rust("m");
+    let _ = writeln!(s, "/// CPU impl of `{}` (generated).", st.out.f.func);
+    let _ = writeln!(s, "#[allow(unused_variables)]\npub fn {name}_cpu({}) -> Result<()> {{", st.impl_params());
+    let _ = writeln!(s, "let dtype = iter.common_dtype();");
+    for c in &constants {
+        let _ = writeln!(s, "check_alpha(dtype, {c})?;");
+    }
+    s.push_str("match dtype {\n");
+    let dtypes: Vec<&str> = if float_only { FLOATS.to_vec() } else { FLOATS.iter().chain(INTS.iter()).copied().collect() };
+    let const_args: String = constants.iter().map(|c| format!(", {c}")).collect();
+    for d in &dtypes {
+        let _ = writeln!(s, "DType::{d} => {name}_loop::<{}, _>(iter{const_args}),", rust_storage(d));
+    }
+    let _ = writeln!(
+        s,
+        "other => return Err(oxten_runtime::Error::dtype(format!(\"\\\"{name}\\\" not implemented for '{{}}'\", scalar_type_name(other)))),\n}}\nOk(())\n}}"
+    );
+    let bound = if float_only { "m::Float" } else { "m::Element" };
+    let const_params: String = constants.iter().map(|c| format!(", {c}: Scalar")).collect();
+    let _ = writeln!(s, "#[inline(never)]\nfn {name}_loop<S: OpMath<Math = T>, T: {bound}>(iter: &TensorIterator{const_params}) {{");
+    for c in &constants {
+        let _ = writeln!(s, "let {c}: T = if T::IS_FLOAT {{ m::lit::<T>({c}.to_f64()) }} else {{ <T as m::Element>::from_i64({c}.to_i64()) }};");
+    }
+    let closure_params: Vec<String> = params
+        .iter()
+        .map(|p| if used.iter().any(|u| crate::pointwise::rust_local(u) == *p) { p.clone() } else { format!("_{p}") })
+        .collect();
+    if bool_out {
+        // Comparisons: load in the storage type, compare in the math type, write bool.
+        let loads: String = closure_params
+            .iter()
+            .map(|p| format!("let {p}: T = {p}.to_math();"))
+            .collect();
+        let sp: Vec<String> = closure_params.iter().map(|p| format!("{p}: S")).collect();
+        let fn_name = ["cpu_kernel_unary", "cpu_kernel_binary", "cpu_kernel_ternary"][params.len() - 1];
+        let tys = vec!["S"; params.len()].join(", ");
+        let _ = writeln!(s, "{fn_name}::<{tys}, bool>(iter, move |{}| {{ {loads} {body} }});\n}}", sp.join(", "));
+    } else {
+        let fn_name = match params.len() {
+            1 => "cpu_kernel_unary_math",
+            2 => "cpu_kernel_binary_math",
+            _ => "cpu_kernel_ternary_math",
+        };
+        let tp: Vec<String> = closure_params.iter().map(|p| format!("{p}: T")).collect();
+        let _ = writeln!(s, "{fn_name}::<S>(iter, move |{}| {body});\n}}", tp.join(", "));
+    }
+    Ok(s)
+}
+
+fn rust_storage(d: &str) -> &'static str {
+    match d {
+        "F16" => "f16",
+        "BF16" => "bf16",
+        "F32" => "f32",
+        "F64" => "f64",
+        "U8" => "u8",
+        "I8" => "i8",
+        "I16" => "i16",
+        "I32" => "i32",
+        _ => "i64",
+    }
+}
+
+/// The file of generated pointwise kernels.
+pub fn emit_pointwise_file(structured: &[StructuredOp]) -> Result<String, String> {
+    let mut s = String::new();
+    s.push_str("// @generated by oxten-codegen from the `pointwise:` entries of native_functions.yaml. Do not edit.\n");
+    s.push_str("#[allow(unused_imports)] use oxten_runtime::{DType, Result, Scalar, Tensor};\n");
+    s.push_str("#[allow(unused_imports)] use oxten_runtime::dtype::{bf16, f16};\n");
+    s.push_str("#[allow(unused_imports)] use oxten_runtime::iter::*;\n");
+    s.push_str("#[allow(unused_imports)] use crate::math as m;\n#[allow(unused_imports)] use crate::math::Element as _;\n#[allow(unused_imports)] use crate::support::check_alpha;\n");
+    for st in structured.iter().filter(|st| st.pointwise.is_some()) {
+        s.push_str(&emit_pointwise(st).map_err(|e| format!("{}: {e}", st.out.schema_name))?);
+    }
+    Ok(s)
+}

@@ -1,0 +1,60 @@
+//! `oxten-codegen`: run the generator from the command line.
+//!
+//! ```text
+//! cargo run -p oxten-codegen -- check [native_functions.yaml]
+//! cargo run -p oxten-codegen -- write <dir> [native_functions.yaml]
+//! cargo run -p oxten-codegen -- stubs <op> [native_functions.yaml]
+//! ```
+
+use oxten_codegen::emit;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn default_yaml() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../native_functions.yaml")
+}
+
+fn load(path: Option<&String>) -> Result<Vec<oxten_codegen::yaml::NativeFunction>, String> {
+    let path = path.map(PathBuf::from).unwrap_or_else(default_yaml);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    oxten_codegen::yaml::parse_native_functions(&text, &path.display().to_string())
+        .map_err(|es| es.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))
+}
+
+fn run(args: &[String]) -> Result<String, String> {
+    const USAGE: &str = "usage: oxten-codegen check [yaml] | write <dir> [yaml] | stubs <op> [yaml]";
+    match args.first().map(String::as_str) {
+        Some("check") => {
+            let fns = load(args.get(1))?;
+            emit::generate(&fns).map_err(|e| e.join("\n"))?;
+            Ok(format!("{} operators OK", fns.len()))
+        }
+        Some("write") => {
+            let dir = args.get(1).ok_or(USAGE)?;
+            let fns = load(args.get(2))?;
+            let gen = emit::generate(&fns).map_err(|e| e.join("\n"))?;
+            gen.write_to(std::path::Path::new(dir)).map_err(|e| e.to_string())?;
+            Ok(format!("wrote {} files to {dir}", gen.files.len()))
+        }
+        Some("stubs") => {
+            let op = args.get(1).ok_or(USAGE)?;
+            let fns = load(args.get(2))?;
+            emit::stubs(&fns, op)
+        }
+        _ => Err(USAGE.into()),
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(msg) => {
+            println!("{msg}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,342 @@
+//! The target-neutral, type-checked syntax tree of a pointwise expression.
+
+use super::ArgKind;
+use std::fmt;
+
+/// The value type of a (sub)expression.
+///
+/// Every numeric value has the kernel's compute type `T`; comparisons and
+/// logical operators produce booleans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ValueType {
+    /// A value of the compute type `T`.
+    Number,
+    /// A boolean.
+    Bool,
+}
+
+/// A unary operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnaryOp {
+    /// Arithmetic negation `-x` (number → number).
+    Neg,
+    /// Logical negation `!c` (bool → bool).
+    Not,
+}
+
+impl UnaryOp {
+    /// The operator as written in the expression language.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            UnaryOp::Neg => "-",
+            UnaryOp::Not => "!",
+        }
+    }
+}
+
+/// A binary operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    /// `a + b`.
+    Add,
+    /// `a - b`.
+    Sub,
+    /// `a * b`.
+    Mul,
+    /// `a / b` (true division; forces a floating-point compute type).
+    Div,
+    /// `a < b`.
+    Lt,
+    /// `a <= b`.
+    Le,
+    /// `a > b`.
+    Gt,
+    /// `a >= b`.
+    Ge,
+    /// `a == b`.
+    Eq,
+    /// `a != b`.
+    Ne,
+    /// `a && b` (both operands are always evaluated).
+    And,
+    /// `a || b` (both operands are always evaluated).
+    Or,
+}
+
+impl BinaryOp {
+    /// The operator as written in the expression language.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::And => "&&",
+            BinaryOp::Or => "||",
+        }
+    }
+
+    /// `true` for `+ - * /`.
+    pub fn is_arithmetic(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div
+        )
+    }
+
+    /// `true` for `< <= > >= == !=`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne
+        )
+    }
+
+    /// `true` for `&&` and `||`.
+    pub fn is_logical(self) -> bool {
+        matches!(self, BinaryOp::And | BinaryOp::Or)
+    }
+}
+
+/// An implicit conversion inserted by the type checker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Conversion {
+    /// Number → bool: `x != 0` (NaN is `true`).
+    ToBool,
+    /// Bool → number: `true` → `1`, `false` → `0`.
+    ToNumber,
+}
+
+macro_rules! funcs {
+    ($( $variant:ident => $name:literal, $arity:literal, $float:literal, $doc:literal; )*) => {
+        /// A built-in function of the expression language.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Func {
+            $( #[doc = $doc] $variant, )*
+        }
+
+        impl Func {
+            /// Every function, in the order of the documentation table.
+            pub const ALL: &'static [Func] = &[$(Func::$variant),*];
+
+            /// The name used in expressions.
+            pub fn name(self) -> &'static str {
+                match self { $(Func::$variant => $name,)* }
+            }
+
+            /// The number of arguments.
+            pub fn arity(self) -> usize {
+                match self { $(Func::$variant => $arity,)* }
+            }
+
+            /// Whether the function only exists for floating-point compute
+            /// types (transcendental and rounding functions).
+            pub fn requires_float(self) -> bool {
+                match self { $(Func::$variant => $float,)* }
+            }
+
+            /// Looks a function up by its expression-language name.
+            pub fn from_name(name: &str) -> Option<Func> {
+                match name { $($name => Some(Func::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+funcs! {
+    Exp => "exp", 1, true, "`exp(x)`: e to the power x.";
+    Log => "log", 1, true, "`log(x)`: natural logarithm.";
+    Log1p => "log1p", 1, true, "`log1p(x)`: `log(1 + x)`, accurate near 0.";
+    Expm1 => "expm1", 1, true, "`expm1(x)`: `exp(x) - 1`, accurate near 0.";
+    Sqrt => "sqrt", 1, true, "`sqrt(x)`: square root.";
+    Rsqrt => "rsqrt", 1, true, "`rsqrt(x)`: `1 / sqrt(x)`.";
+    Abs => "abs", 1, false, "`abs(x)`: absolute value (wrapping for integers).";
+    Tanh => "tanh", 1, true, "`tanh(x)`: hyperbolic tangent.";
+    Sigmoid => "sigmoid", 1, true, "`sigmoid(x)`: `1 / (1 + exp(-x))`, never NaN for non-NaN input.";
+    Sin => "sin", 1, true, "`sin(x)`: sine.";
+    Cos => "cos", 1, true, "`cos(x)`: cosine.";
+    Tan => "tan", 1, true, "`tan(x)`: tangent.";
+    Erf => "erf", 1, true, "`erf(x)`: the error function.";
+    Floor => "floor", 1, true, "`floor(x)`: round toward negative infinity.";
+    Ceil => "ceil", 1, true, "`ceil(x)`: round toward positive infinity.";
+    Round => "round", 1, true, "`round(x)`: round half to even (`torch.round`).";
+    Trunc => "trunc", 1, true, "`trunc(x)`: round toward zero.";
+    Reciprocal => "reciprocal", 1, true, "`reciprocal(x)`: `1 / x`.";
+    Sign => "sign", 1, false, "`sign(x)`: `(0 < x) - (x < 0)` (0 for NaN).";
+    Relu => "relu", 1, false, "`relu(x)`: `max(x, 0)` (NaN stays NaN).";
+    Gelu => "gelu", 1, true, "`gelu(x)`: exact GELU `x / 2 * (1 + erf(x / sqrt(2)))`.";
+    GeluTanh => "gelu_tanh", 1, true, "`gelu_tanh(x)`: tanh-approximated GELU.";
+    Silu => "silu", 1, true, "`silu(x)`: `x * sigmoid(x)`.";
+    Softplus => "softplus", 1, true, "`softplus(x)`: `log1p(exp(x))`, or `x` when `x > 20`.";
+    Pow => "pow", 2, true, "`pow(a, b)`: a to the power b.";
+    Min => "min", 2, false, "`min(a, b)`: `torch.minimum` (NaN propagates).";
+    Max => "max", 2, false, "`max(a, b)`: `torch.maximum` (NaN propagates).";
+    Clamp => "clamp", 3, false, "`clamp(x, lo, hi)`: `min(max(x, lo), hi)` (NaN propagates).";
+    Atan2 => "atan2", 2, true, "`atan2(a, b)`: four-quadrant arctangent of `a / b`.";
+    Where => "where", 3, false, "`where(c, a, b)`: `a` if `c` is true, else `b`.";
+}
+
+/// A node of a type-checked pointwise expression.
+///
+/// The tree is independent of any code-generation target: implicit
+/// conversions between booleans and numbers are explicit
+/// [`Expr::Convert`] nodes, so an emitter never needs to reason about types.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// A numeric literal (negated literals are folded: `-2` is one node).
+    Number {
+        /// The value.
+        value: f64,
+        /// Whether it was written in floating-point syntax (`2.0`, `1e-3`).
+        is_float: bool,
+    },
+    /// `true` or `false`.
+    Bool(bool),
+    /// A reference to an operator argument.
+    Arg {
+        /// The argument's schema name (e.g. `self`).
+        name: String,
+        /// Whether it is a per-element tensor value or a per-call scalar.
+        kind: ArgKind,
+    },
+    /// A unary operation.
+    Unary {
+        /// The operator.
+        op: UnaryOp,
+        /// The operand.
+        operand: Box<Expr>,
+    },
+    /// A binary operation.
+    Binary {
+        /// The operator.
+        op: BinaryOp,
+        /// The left operand.
+        lhs: Box<Expr>,
+        /// The right operand.
+        rhs: Box<Expr>,
+    },
+    /// A call of a built-in function (including `where`).
+    Call {
+        /// The function.
+        func: Func,
+        /// The arguments (exactly `func.arity()` of them).
+        args: Vec<Expr>,
+    },
+    /// An implicit conversion between bool and number.
+    Convert {
+        /// The conversion.
+        conv: Conversion,
+        /// The converted value.
+        operand: Box<Expr>,
+    },
+}
+
+impl Expr {
+    /// The type of the value this node produces.
+    pub fn ty(&self) -> ValueType {
+        match self {
+            Expr::Number { .. } | Expr::Arg { .. } => ValueType::Number,
+            Expr::Bool(_) => ValueType::Bool,
+            Expr::Unary { op, .. } => match op {
+                UnaryOp::Neg => ValueType::Number,
+                UnaryOp::Not => ValueType::Bool,
+            },
+            Expr::Binary { op, .. } => {
+                if op.is_arithmetic() {
+                    ValueType::Number
+                } else {
+                    ValueType::Bool
+                }
+            }
+            Expr::Call { func, args } => match func {
+                Func::Where => args[1].ty(),
+                _ => ValueType::Number,
+            },
+            Expr::Convert { conv, .. } => match conv {
+                Conversion::ToBool => ValueType::Bool,
+                Conversion::ToNumber => ValueType::Number,
+            },
+        }
+    }
+
+    /// Calls `f` on this node and then on every descendant (pre-order).
+    pub fn visit(&self, f: &mut dyn FnMut(&Expr)) {
+        f(self);
+        match self {
+            Expr::Number { .. } | Expr::Bool(_) | Expr::Arg { .. } => {}
+            Expr::Unary { operand, .. } | Expr::Convert { operand, .. } => operand.visit(f),
+            Expr::Binary { lhs, rhs, .. } => {
+                lhs.visit(f);
+                rhs.visit(f);
+            }
+            Expr::Call { args, .. } => {
+                for a in args {
+                    a.visit(f);
+                }
+            }
+        }
+    }
+
+    /// Wraps the node in a conversion to bool unless it already is one.
+    pub(crate) fn into_bool(self) -> Expr {
+        match self.ty() {
+            ValueType::Bool => self,
+            ValueType::Number => Expr::Convert {
+                conv: Conversion::ToBool,
+                operand: Box::new(self),
+            },
+        }
+    }
+
+    /// Wraps the node in a conversion to number unless it already is one.
+    pub(crate) fn into_number(self) -> Expr {
+        match self.ty() {
+            ValueType::Number => self,
+            ValueType::Bool => Expr::Convert {
+                conv: Conversion::ToNumber,
+                operand: Box::new(self),
+            },
+        }
+    }
+}
+
+/// Formats a number the way the expression language writes it.
+pub(crate) fn format_number(value: f64, is_float: bool) -> String {
+    if is_float {
+        // `{:?}` always keeps a `.` or an exponent and round-trips exactly.
+        format!("{value:?}")
+    } else {
+        format!("{value}")
+    }
+}
+
+/// Canonical, fully parenthesized source form; parsing it again yields the
+/// same tree (conversions are implicit in the source, so they are omitted).
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Number { value, is_float } => f.write_str(&format_number(*value, *is_float)),
+            Expr::Bool(b) => write!(f, "{b}"),
+            Expr::Arg { name, .. } => f.write_str(name),
+            Expr::Unary { op, operand } => write!(f, "({}{})", op.symbol(), operand),
+            Expr::Binary { op, lhs, rhs } => write!(f, "({} {} {})", lhs, op.symbol(), rhs),
+            Expr::Call { func, args } => {
+                write!(f, "{}(", func.name())?;
+                for (i, a) in args.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{a}")?;
+                }
+                f.write_str(")")
+            }
+            Expr::Convert { operand, .. } => write!(f, "{operand}"),
+        }
+    }
+}

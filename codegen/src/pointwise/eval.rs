@@ -1,0 +1,237 @@
+//! Reference evaluation of pointwise expressions in `f64`.
+//!
+//! The semantics mirror `oxten_kernels::math` for `T = f64` exactly
+//! (same formulas, same NaN handling); booleans are represented as `0.0` and
+//! `1.0`.
+
+use super::ast::{BinaryOp, Conversion, Expr, Func, UnaryOp};
+
+fn from_bool(b: bool) -> f64 {
+    if b {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+fn maximum(a: f64, b: f64) -> f64 {
+    if a.is_nan() || a > b {
+        a
+    } else {
+        b
+    }
+}
+
+fn minimum(a: f64, b: f64) -> f64 {
+    if a.is_nan() || a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// Evaluates `expr`, looking argument values up with `env`.
+pub(super) fn eval(expr: &Expr, env: &dyn Fn(&str) -> f64) -> f64 {
+    match expr {
+        Expr::Number { value, .. } => *value,
+        Expr::Bool(b) => from_bool(*b),
+        Expr::Arg { name, .. } => env(name),
+        Expr::Unary { op, operand } => {
+            let v = eval(operand, env);
+            match op {
+                UnaryOp::Neg => -v,
+                UnaryOp::Not => from_bool(v == 0.0),
+            }
+        }
+        Expr::Binary { op, lhs, rhs } => {
+            let a = eval(lhs, env);
+            let b = eval(rhs, env);
+            match op {
+                BinaryOp::Add => a + b,
+                BinaryOp::Sub => a - b,
+                BinaryOp::Mul => a * b,
+                BinaryOp::Div => a / b,
+                BinaryOp::Lt => from_bool(a < b),
+                BinaryOp::Le => from_bool(a <= b),
+                BinaryOp::Gt => from_bool(a > b),
+                BinaryOp::Ge => from_bool(a >= b),
+                BinaryOp::Eq => from_bool(a == b),
+                BinaryOp::Ne => from_bool(a != b),
+                BinaryOp::And => from_bool(a != 0.0 && b != 0.0),
+                BinaryOp::Or => from_bool(a != 0.0 || b != 0.0),
+            }
+        }
+        Expr::Convert { conv, operand } => {
+            let v = eval(operand, env);
+            match conv {
+                Conversion::ToBool => from_bool(v != 0.0),
+                Conversion::ToNumber => v,
+            }
+        }
+        Expr::Call { func, args } => {
+            let v: Vec<f64> = args.iter().map(|a| eval(a, env)).collect();
+            call(*func, &v)
+        }
+    }
+}
+
+fn call(func: Func, v: &[f64]) -> f64 {
+    let x = v[0];
+    match func {
+        Func::Exp => x.exp(),
+        Func::Log => x.ln(),
+        Func::Log1p => x.ln_1p(),
+        Func::Expm1 => x.exp_m1(),
+        Func::Sqrt => x.sqrt(),
+        Func::Rsqrt => 1.0 / x.sqrt(),
+        Func::Abs => x.abs(),
+        Func::Tanh => x.tanh(),
+        Func::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+        Func::Sin => x.sin(),
+        Func::Cos => x.cos(),
+        Func::Tan => x.tan(),
+        Func::Erf => erf(x),
+        Func::Floor => x.floor(),
+        Func::Ceil => x.ceil(),
+        Func::Round => x.round_ties_even(),
+        Func::Trunc => x.trunc(),
+        Func::Reciprocal => 1.0 / x,
+        Func::Sign => from_bool(0.0 < x) - from_bool(x < 0.0),
+        Func::Relu => maximum(x, 0.0),
+        Func::Gelu => x * 0.5 * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2)),
+        Func::GeluTanh => {
+            let beta = std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2;
+            let inner = beta * (x + 0.044715 * x * x * x);
+            0.5 * x * (1.0 + inner.tanh())
+        }
+        Func::Silu => x / (1.0 + (-x).exp()),
+        Func::Softplus => {
+            if x > 20.0 {
+                x
+            } else {
+                x.exp().ln_1p()
+            }
+        }
+        Func::Pow => x.powf(v[1]),
+        Func::Min => minimum(x, v[1]),
+        Func::Max => maximum(x, v[1]),
+        Func::Clamp => minimum(maximum(x, v[1]), v[2]),
+        Func::Atan2 => x.atan2(v[1]),
+        Func::Where => {
+            if x != 0.0 {
+                v[1]
+            } else {
+                v[2]
+            }
+        }
+    }
+}
+
+// W. J. Cody's rational Chebyshev approximations for erf/erfc (SPECFUN
+// CALERF); the same algorithm as `oxten_kernels::math::erf_f64`.
+// The coefficients are kept exactly as published (more digits than an f64
+// holds), so that they can be checked against the reference.
+#[allow(clippy::excessive_precision)]
+mod cody {
+    pub(super) const A: [f64; 5] = [
+        3.161_123_743_870_565_6,
+        1.138_641_541_510_501_56e2,
+        3.774_852_376_853_020_21e2,
+        3.209_377_589_138_469_47e3,
+        1.857_777_061_846_031_53e-1,
+    ];
+    pub(super) const B: [f64; 4] = [
+        2.360_129_095_234_412_09e1,
+        2.440_246_379_344_441_73e2,
+        1.282_616_526_077_372_28e3,
+        2.844_236_833_439_170_62e3,
+    ];
+    pub(super) const C: [f64; 9] = [
+        5.641_884_969_886_700_89e-1,
+        8.883_149_794_388_375_94,
+        6.611_919_063_714_162_95e1,
+        2.986_351_381_974_001_31e2,
+        8.819_522_212_417_690_9e2,
+        1.712_047_612_634_070_58e3,
+        2.051_078_377_826_071_47e3,
+        1.230_339_354_797_997_25e3,
+        2.153_115_354_744_038_46e-8,
+    ];
+    pub(super) const D: [f64; 8] = [
+        1.574_492_611_070_983_47e1,
+        1.176_939_508_913_124_99e2,
+        5.371_811_018_620_098_58e2,
+        1.621_389_574_566_690_19e3,
+        3.290_799_235_733_459_63e3,
+        4.362_619_090_143_247_16e3,
+        3.439_367_674_143_721_64e3,
+        1.230_339_354_803_749_42e3,
+    ];
+    pub(super) const P: [f64; 6] = [
+        3.053_266_349_612_323_44e-1,
+        3.603_448_999_498_044_39e-1,
+        1.257_817_261_112_292_46e-1,
+        1.608_378_514_874_227_66e-2,
+        6.587_491_615_298_378_03e-4,
+        1.631_538_713_730_209_78e-2,
+    ];
+    pub(super) const Q: [f64; 5] = [
+        2.568_520_192_289_822_42,
+        1.872_952_849_923_460_47,
+        5.279_051_029_514_284_12e-1,
+        6.051_834_131_244_131_91e-2,
+        2.335_204_976_268_691_85e-3,
+    ];
+}
+use cody::{A, B, C, D, P, Q};
+
+fn exp_neg_sq(y: f64) -> f64 {
+    let s = (y * 16.0).trunc() / 16.0;
+    let del = (y - s) * (y + s);
+    (-s * s).exp() * (-del).exp()
+}
+
+/// The error function (relative error below 1e-15).
+pub(super) fn erf(x: f64) -> f64 {
+    let y = x.abs();
+    if y <= 0.468_75 {
+        let ysq = if y > 1.11e-16 { y * y } else { 0.0 };
+        let mut num = A[4] * ysq;
+        let mut den = ysq;
+        for i in 0..3 {
+            num = (num + A[i]) * ysq;
+            den = (den + B[i]) * ysq;
+        }
+        return x * (num + A[3]) / (den + B[3]);
+    }
+    let erfc = if y <= 4.0 {
+        let mut num = C[8] * y;
+        let mut den = y;
+        for i in 0..7 {
+            num = (num + C[i]) * y;
+            den = (den + D[i]) * y;
+        }
+        exp_neg_sq(y) * ((num + C[7]) / (den + D[7]))
+    } else if y < 26.543 {
+        let z = 1.0 / (y * y);
+        let mut num = P[5] * z;
+        let mut den = z;
+        for i in 0..4 {
+            num = (num + P[i]) * z;
+            den = (den + Q[i]) * z;
+        }
+        let r = z * (num + P[4]) / (den + Q[4]);
+        exp_neg_sq(y) * ((std::f64::consts::FRAC_2_SQRT_PI * 0.5 - r) / y)
+    } else {
+        0.0
+    };
+    if x.is_nan() {
+        return x;
+    }
+    let r = (0.5 - erfc) + 0.5;
+    if x < 0.0 {
+        -r
+    } else {
+        r
+    }
+}

@@ -1,0 +1,302 @@
+//! Turning one top-level YAML entry into a [`NativeFunction`], with every
+//! rule that can be checked by looking at that entry alone.
+//!
+//! Rules that need other entries (delegate targets, duplicate overloads) are
+//! in [`super::checks`].
+
+use serde_yaml::{Mapping, Value};
+
+use crate::model::{FunctionSchema, OperatorName, SchemaKind};
+
+use super::error::YamlError;
+use super::function::{NativeFunction, Variant, STRUCTURED_BACKEND_KEYS};
+use super::loc::{LineIndex, Loc};
+use super::values;
+
+/// Every key an entry may have.
+pub const ALLOWED_KEYS: [&str; 14] = [
+    "func",
+    "variants",
+    "dispatch",
+    "structured",
+    "structured_delegate",
+    "structured_inherits",
+    "precomputed",
+    "tags",
+    "device_check",
+    "device_guard",
+    "pointwise",
+    "autogen",
+    "python_module",
+    "manual_cpp_binding",
+];
+
+/// Collects errors for one entry, locating them by key.
+pub(crate) struct Reporter<'a> {
+    file: &'a str,
+    lines: &'a LineIndex<'a>,
+    index: usize,
+    /// The entry's display name (operator name or `<entry N>`).
+    pub entry: String,
+    /// Errors found so far.
+    pub errors: Vec<YamlError>,
+}
+
+impl<'a> Reporter<'a> {
+    /// A reporter for entry `index` (0-based).
+    pub fn new(file: &'a str, lines: &'a LineIndex<'a>, index: usize) -> Self {
+        Reporter {
+            file,
+            lines,
+            index,
+            entry: format!("<entry {}>", index + 1),
+            errors: Vec::new(),
+        }
+    }
+
+    /// An error at a given 1-based line.
+    pub fn at_line(&mut self, line: usize, message: impl Into<String>) {
+        self.errors.push(YamlError {
+            loc: Loc {
+                file: self.file.to_string(),
+                line,
+            },
+            entry: self.entry.clone(),
+            message: message.into(),
+        });
+    }
+
+    /// An error at the line of `key` in this entry.
+    pub fn at_key(&mut self, key: &str, message: impl Into<String>) {
+        let line = self.lines.key_line(self.index, key);
+        self.at_line(line, message);
+    }
+
+    /// An error at the entry's first line.
+    pub fn at_entry(&mut self, message: impl Into<String>) {
+        let line = self.lines.entry_line(self.index);
+        self.at_line(line, message);
+    }
+}
+
+/// Parses entry `index`. Returns the function when its `func` parsed (even
+/// if other keys had errors, so cross-entry checks can still run), and the
+/// errors found.
+pub(crate) fn parse_entry(
+    value: &Value,
+    file: &str,
+    lines: &LineIndex<'_>,
+    index: usize,
+) -> (Option<NativeFunction>, Vec<YamlError>) {
+    let mut r = Reporter::new(file, lines, index);
+    let Value::Mapping(map) = value else {
+        r.at_entry(format!(
+            "an entry must be a mapping of keys such as `func:`, found {}",
+            values::describe(value)
+        ));
+        return (None, r.errors);
+    };
+    let func = parse_func(map, &mut r);
+    let loc = Loc {
+        file: file.to_string(),
+        line: lines.entry_line(index),
+    };
+    let nf = func.map(|func| {
+        let mut nf = NativeFunction {
+            func,
+            loc,
+            variants: [Variant::Function].into(),
+            dispatch: Default::default(),
+            structured: false,
+            structured_delegate: None,
+            structured_inherits: None,
+            precomputed: Vec::new(),
+            tags: Vec::new(),
+            device_check: Default::default(),
+            pointwise: None,
+        };
+        read_keys(map, &mut nf, &mut r);
+        check_entry(map, &nf, &mut r);
+        nf
+    });
+    if nf.is_none() {
+        // Still report keys that are not allowed at all.
+        for key in map.keys().filter_map(Value::as_str) {
+            if !ALLOWED_KEYS.contains(&key) {
+                r.at_key(key, unknown_key(key));
+            }
+        }
+    }
+    (nf, r.errors)
+}
+
+fn unknown_key(key: &str) -> String {
+    format!(
+        "unknown key `{key}` (allowed keys: {})",
+        ALLOWED_KEYS.join(", ")
+    )
+}
+
+/// Reads and parses `func`, naming the reporter's entry after it.
+fn parse_func(map: &Mapping, r: &mut Reporter<'_>) -> Option<FunctionSchema> {
+    let Some(v) = map.get("func") else {
+        r.at_entry("missing `func` key (the operator schema)");
+        return None;
+    };
+    let text = match values::string("func", v) {
+        Ok(t) => t,
+        Err(msg) => {
+            r.at_key("func", msg);
+            return None;
+        }
+    };
+    match FunctionSchema::parse(text) {
+        Ok(schema) => {
+            r.entry = schema.name.to_string();
+            Some(schema)
+        }
+        Err(msg) => {
+            let head = text.split('(').next().unwrap_or("");
+            if let Ok(name) = OperatorName::parse(head) {
+                r.entry = name.to_string();
+            }
+            r.at_key("func", format!("invalid schema `{text}`: {msg}"));
+            None
+        }
+    }
+}
+
+/// Fills `nf` from every key except `func`, reporting bad keys and values.
+fn read_keys(map: &Mapping, nf: &mut NativeFunction, r: &mut Reporter<'_>) {
+    for (k, v) in map {
+        let Some(key) = k.as_str() else {
+            r.at_entry(format!(
+                "keys must be strings, found {}",
+                values::describe(k)
+            ));
+            continue;
+        };
+        let result: Result<(), String> = match key {
+            "func" => Ok(()),
+            "variants" => values::variants(v).map(|x| nf.variants = x),
+            "dispatch" => {
+                let (map, problems) = values::dispatch(v);
+                nf.dispatch = map;
+                for p in problems {
+                    match p.raw_key {
+                        Some(raw) => {
+                            let line = r.lines.key_line(r.index, &raw);
+                            r.at_line(line, p.message);
+                        }
+                        None => r.at_key("dispatch", p.message),
+                    }
+                }
+                Ok(())
+            }
+            "structured" => values::boolean(key, v).map(|x| nf.structured = x),
+            "structured_delegate" => values::string(key, v).and_then(|s| {
+                let name = OperatorName::parse(s)
+                    .map_err(|e| format!("invalid `structured_delegate` `{s}`: {e}"))?;
+                nf.structured_delegate = Some(name);
+                Ok(())
+            }),
+            "structured_inherits" => {
+                values::string(key, v).map(|s| nf.structured_inherits = Some(s.to_string()))
+            }
+            "precomputed" => values::lines(key, v).map(|x| nf.precomputed = x),
+            "tags" => values::string_list(key, v).map(|x| nf.tags = x),
+            "device_check" => values::device_check(v).map(|x| nf.device_check = x),
+            "pointwise" => values::string(key, v).map(|s| nf.pointwise = Some(s.to_string())),
+            "device_guard" | "manual_cpp_binding" => values::boolean(key, v).map(drop),
+            "python_module" => values::string(key, v).map(drop),
+            "autogen" => values::string_list(key, v).map(drop),
+            other => Err(unknown_key(other)),
+        };
+        if let Err(msg) = result {
+            r.at_key(key, msg);
+        }
+    }
+}
+
+/// The rules that relate several keys of one entry.
+fn check_entry(map: &Mapping, nf: &NativeFunction, r: &mut Reporter<'_>) {
+    let kind = nf.func.kind();
+    let name = nf.func.name.to_string();
+    let kind_word = kind_word(kind);
+    if nf.structured && kind != SchemaKind::Out {
+        r.at_key(
+            "structured",
+            format!("`structured: True` is only allowed on an out= overload, but `{name}` is {kind_word}"),
+        );
+    }
+    if let Some(delegate) = &nf.structured_delegate {
+        if kind == SchemaKind::Out {
+            r.at_key(
+                "structured_delegate",
+                format!("`structured_delegate` is not allowed on the out= overload `{name}`; mark it `structured: True` instead"),
+            );
+        }
+        if nf.structured {
+            r.at_key(
+                "structured_delegate",
+                "`structured` and `structured_delegate` cannot both be set: an entry is either the structured out= kernel or delegates to one",
+            );
+        }
+        let backend: Vec<String> = STRUCTURED_BACKEND_KEYS
+            .into_iter()
+            .filter(|k| nf.dispatch.contains_key(*k))
+            .map(|k| format!("`{k}`"))
+            .collect();
+        if !backend.is_empty() {
+            let provided = STRUCTURED_BACKEND_KEYS.join("/");
+            let listed = backend.join(", ");
+            r.at_key(
+                "dispatch",
+                format!("`{name}` delegates to `{delegate}`, which provides its {provided} kernels; remove {listed} from `dispatch`"),
+            );
+        }
+    }
+    if nf.structured_inherits.is_some() && !nf.structured {
+        r.at_key(
+            "structured_inherits",
+            "`structured_inherits` requires `structured: True`",
+        );
+    }
+    if map.contains_key("precomputed") && !nf.structured {
+        r.at_key("precomputed", "`precomputed` requires `structured: True`");
+    }
+    if nf.variants.contains(&Variant::Method) {
+        if kind == SchemaKind::Out {
+            r.at_key(
+                "variants",
+                format!("out= overload `{name}` cannot be a method; use `variants: function`"),
+            );
+        } else if nf.func.arguments.self_arg().is_none() {
+            r.at_key(
+                "variants",
+                format!("a method variant needs a positional `Tensor self` argument, which `{name}` lacks"),
+            );
+        }
+    }
+    if nf.pointwise.is_some() && !(nf.structured && kind == SchemaKind::Out) {
+        let what = if kind == SchemaKind::Out {
+            "not structured"
+        } else {
+            kind_word
+        };
+        r.at_key(
+            "pointwise",
+            format!("`pointwise` is only allowed on a `structured: True` out= overload, but `{name}` is {what}"),
+        );
+    }
+}
+
+/// "functional", "inplace", ... with an article, for messages.
+fn kind_word(kind: SchemaKind) -> &'static str {
+    match kind {
+        SchemaKind::Functional => "a functional overload",
+        SchemaKind::Inplace => "an inplace overload",
+        SchemaKind::Out => "an out= overload",
+        SchemaKind::Mutable => "a mutable overload",
+    }
+}

@@ -1,0 +1,119 @@
+//! [`NativeFunction`]: one validated entry of `native_functions.yaml`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use crate::model::{FunctionSchema, OperatorName};
+
+use super::loc::Loc;
+
+/// The dispatch keys a `dispatch:` block may name.
+pub const DISPATCH_KEYS: [&str; 6] = [
+    "CPU",
+    "CUDA",
+    "Meta",
+    "PrivateUse1",
+    "CompositeImplicitAutograd",
+    "CompositeExplicitAutograd",
+];
+
+/// The composite (backend-independent) dispatch keys.
+pub const COMPOSITE_KEYS: [&str; 2] = ["CompositeImplicitAutograd", "CompositeExplicitAutograd"];
+
+/// The backend keys whose kernels a structured delegate provides.
+pub const STRUCTURED_BACKEND_KEYS: [&str; 3] = ["CPU", "CUDA", "Meta"];
+
+/// How an operator is exposed in the generated API.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Variant {
+    /// A free function, `oxten::add(&a, &b)`.
+    Function,
+    /// A `Tensor` method, `a.add(&b)`; `self` is the receiver.
+    Method,
+}
+
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Variant::Function => "function",
+            Variant::Method => "method",
+        })
+    }
+}
+
+/// Whether generated code checks that all Tensor arguments share a device.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DeviceCheck {
+    /// All Tensor arguments must be on the same device (the default).
+    #[default]
+    ExactSame,
+    /// No check (e.g. TensorIterator ops, which check for themselves).
+    NoCheck,
+}
+
+impl fmt::Display for DeviceCheck {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DeviceCheck::ExactSame => "ExactSame",
+            DeviceCheck::NoCheck => "NoCheck",
+        })
+    }
+}
+
+/// One operator entry of `native_functions.yaml`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NativeFunction {
+    /// The parsed `func:` schema.
+    pub func: FunctionSchema,
+    /// Where the entry starts.
+    pub loc: Loc,
+    /// `variants:`; `{Function}` when absent.
+    pub variants: BTreeSet<Variant>,
+    /// `dispatch:` with comma lists expanded (`CPU, CUDA: k` gives `CPU -> k`
+    /// and `CUDA -> k`). Holds only what the file says: an entry with no
+    /// `dispatch:` has an empty map (see [`NativeFunction::has_composite_kernel`]).
+    pub dispatch: BTreeMap<String, String>,
+    /// `structured: True` (only on out= overloads).
+    pub structured: bool,
+    /// `structured_delegate:`, the structured out= overload that implements
+    /// this functional / inplace overload.
+    pub structured_delegate: Option<OperatorName>,
+    /// `structured_inherits:`, the base of the generated meta type
+    /// (e.g. `TensorIteratorBase`).
+    pub structured_inherits: Option<String>,
+    /// `precomputed:` lines, as written (e.g. `kernel_size -> int kH, int kW`).
+    pub precomputed: Vec<String>,
+    /// `tags:`, as a list whether written as a string or a list.
+    pub tags: Vec<String>,
+    /// `device_check:`; `ExactSame` when absent.
+    pub device_check: DeviceCheck,
+    /// `pointwise:`, an expression string carried verbatim.
+    pub pointwise: Option<String>,
+}
+
+impl NativeFunction {
+    /// Whether this operator has a `CompositeImplicitAutograd` kernel: one
+    /// listed in `dispatch:`, or the implicit one an entry gets when it has no
+    /// `dispatch:` and is neither `structured` nor a structured delegate.
+    pub fn has_composite_implicit_kernel(&self) -> bool {
+        self.dispatch.contains_key("CompositeImplicitAutograd")
+            || (self.dispatch.is_empty() && !self.is_structured_group_member())
+    }
+
+    /// Whether `dispatch:` lists a `CompositeExplicitAutograd` kernel.
+    pub fn has_composite_explicit_kernel(&self) -> bool {
+        self.dispatch.contains_key("CompositeExplicitAutograd")
+    }
+
+    /// Whether the operator has a composite kernel, implicit or explicit
+    /// (see [`NativeFunction::has_composite_implicit_kernel`]).
+    pub fn has_composite_kernel(&self) -> bool {
+        self.has_composite_implicit_kernel() || self.has_composite_explicit_kernel()
+    }
+
+    /// Whether the entry takes part in a structured group: it is
+    /// `structured: True` or has a `structured_delegate`.
+    pub fn is_structured_group_member(&self) -> bool {
+        self.structured || self.structured_delegate.is_some()
+    }
+}

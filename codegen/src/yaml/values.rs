@@ -1,0 +1,187 @@
+//! Conversions from raw YAML values to the typed fields of an entry.
+//!
+//! Each function takes one key's `serde_yaml::Value` and returns the typed
+//! field or a message saying what was expected. The caller attaches the
+//! location.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_yaml::Value;
+
+use super::function::{DeviceCheck, Variant, DISPATCH_KEYS};
+
+/// A short description of a value's YAML kind, for "found ..." messages.
+pub(crate) fn describe(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nothing",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Sequence(_) => "a list",
+        Value::Mapping(_) => "a mapping",
+        Value::Tagged(_) => "a tagged value",
+    }
+}
+
+/// A boolean: YAML `true`/`True`/`false`/`False`.
+pub(crate) fn boolean(key: &str, v: &Value) -> Result<bool, String> {
+    match v {
+        Value::Bool(b) => Ok(*b),
+        Value::String(s) if s == "True" || s == "true" => Ok(true),
+        Value::String(s) if s == "False" || s == "false" => Ok(false),
+        other => Err(format!(
+            "`{key}` must be True or False, found {}",
+            describe(other)
+        )),
+    }
+}
+
+/// A string scalar.
+pub(crate) fn string<'v>(key: &str, v: &'v Value) -> Result<&'v str, String> {
+    match v {
+        Value::String(s) => Ok(s),
+        other => Err(format!(
+            "`{key}` must be a string, found {}",
+            describe(other)
+        )),
+    }
+}
+
+/// A list of strings, also accepting one comma-separated string
+/// (`tags: core, pointwise` or `tags: [core, pointwise]`).
+pub(crate) fn string_list(key: &str, v: &Value) -> Result<Vec<String>, String> {
+    match v {
+        Value::String(s) => Ok(s
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect()),
+        Value::Sequence(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(format!(
+                    "`{key}` entries must be strings, found {}",
+                    describe(other)
+                )),
+            })
+            .collect(),
+        other => Err(format!(
+            "`{key}` must be a string or a list of strings, found {}",
+            describe(other)
+        )),
+    }
+}
+
+/// A list of raw lines (`precomputed:`), each kept exactly as written.
+pub(crate) fn lines(key: &str, v: &Value) -> Result<Vec<String>, String> {
+    match v {
+        Value::Sequence(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(format!(
+                    "`{key}` entries must be strings, found {}",
+                    describe(other)
+                )),
+            })
+            .collect(),
+        other => Err(format!(
+            "`{key}` must be a list of lines, found {}",
+            describe(other)
+        )),
+    }
+}
+
+/// `variants: function, method` (a string or a list).
+pub(crate) fn variants(v: &Value) -> Result<BTreeSet<Variant>, String> {
+    let names = string_list("variants", v)?;
+    if names.is_empty() {
+        return Err("`variants` must name at least one of `function`, `method`".to_string());
+    }
+    names
+        .iter()
+        .map(|n| match n.as_str() {
+            "function" => Ok(Variant::Function),
+            "method" => Ok(Variant::Method),
+            other => Err(format!(
+                "unknown variant `{other}` (expected `function` or `method`)"
+            )),
+        })
+        .collect()
+}
+
+/// `device_check: NoCheck | ExactSame`.
+pub(crate) fn device_check(v: &Value) -> Result<DeviceCheck, String> {
+    match string("device_check", v)? {
+        "ExactSame" => Ok(DeviceCheck::ExactSame),
+        "NoCheck" => Ok(DeviceCheck::NoCheck),
+        other => Err(format!(
+            "unknown device_check `{other}` (expected `NoCheck` or `ExactSame`)"
+        )),
+    }
+}
+
+/// One problem in a `dispatch:` block: the key as written (to find its
+/// line) and the message.
+pub(crate) struct DispatchProblem {
+    /// The mapping key as written, e.g. `CPU, CUDA`; `None` for problems with
+    /// the block as a whole.
+    pub raw_key: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// `dispatch:` with comma lists expanded. Returns the map built from the
+/// valid parts, plus every problem found.
+pub(crate) fn dispatch(v: &Value) -> (BTreeMap<String, String>, Vec<DispatchProblem>) {
+    let mut map = BTreeMap::new();
+    let mut problems = Vec::new();
+    let Value::Mapping(m) = v else {
+        problems.push(DispatchProblem {
+            raw_key: None,
+            message: format!(
+                "`dispatch` must be a mapping from dispatch keys to kernel names, found {}",
+                describe(v)
+            ),
+        });
+        return (map, problems);
+    };
+    for (k, kernel) in m {
+        let Value::String(raw) = k else {
+            problems.push(DispatchProblem {
+                raw_key: None,
+                message: format!("dispatch keys must be strings, found {}", describe(k)),
+            });
+            continue;
+        };
+        let mut problem = |message: String| {
+            problems.push(DispatchProblem {
+                raw_key: Some(raw.clone()),
+                message,
+            })
+        };
+        let kernel = match kernel {
+            Value::String(s) if !s.trim().is_empty() => s.clone(),
+            other => {
+                problem(format!(
+                    "the kernel for `{raw}` must be a kernel name, found {}",
+                    describe(other)
+                ));
+                continue;
+            }
+        };
+        for key in raw.split(',').map(str::trim) {
+            if !DISPATCH_KEYS.contains(&key) {
+                problem(format!(
+                    "unknown dispatch key `{key}` (legal keys: {})",
+                    DISPATCH_KEYS.join(", ")
+                ));
+            } else if map.insert(key.to_string(), kernel.clone()).is_some() {
+                problem(format!("dispatch key `{key}` is listed more than once"));
+            }
+        }
+    }
+    (map, problems)
+}

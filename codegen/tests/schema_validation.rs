@@ -1,0 +1,532 @@
+//! `native_functions.yaml` loading: one test per validation rule, with the
+//! full error text as an inline snapshot, plus the happy path and grouping.
+
+use expect_test::{expect, Expect};
+use oxten_codegen::model::OperatorName;
+use oxten_codegen::yaml::{
+    group_native_functions, parse_native_functions, DeviceCheck, NativeFunction, Variant,
+};
+
+const FILE: &str = "native_functions.yaml";
+
+/// Parses `yaml`, expects failure, and compares all errors, one per line.
+fn check(yaml: &str, expected: Expect) {
+    match parse_native_functions(yaml, FILE) {
+        Ok(fns) => panic!("expected errors, parsed {} entries", fns.len()),
+        Err(errors) => {
+            let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            expected.assert_eq(&text.join("\n"));
+        }
+    }
+}
+
+fn parse_ok(yaml: &str) -> Vec<NativeFunction> {
+    parse_native_functions(yaml, FILE).unwrap_or_else(|errors| {
+        let text: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        panic!("unexpected errors:\n{}", text.join("\n"))
+    })
+}
+
+/// A well-formed structured trio used as a base by several tests.
+const ADD: &str = "\
+- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+  device_check: NoCheck   # TensorIterator
+  structured_delegate: add.out
+  variants: function, method
+  tags: [core, pointwise]
+
+- func: add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+  device_check: NoCheck   # TensorIterator
+  variants: method
+  structured_delegate: add.out
+  tags: pointwise
+
+- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+  device_check: NoCheck   # TensorIterator
+  structured: True
+  structured_inherits: TensorIteratorBase
+  pointwise: self + alpha * other
+  dispatch:
+    CPU, CUDA: add_out
+    Meta: add_out_meta
+";
+
+#[test]
+fn valid_file_parses() {
+    let fns = parse_ok(ADD);
+    assert_eq!(fns.len(), 3);
+    let [add, add_, out] = &fns[..] else {
+        unreachable!()
+    };
+    assert_eq!(add.func.name.to_string(), "add.Tensor");
+    assert_eq!(add.loc.to_string(), "native_functions.yaml:1");
+    assert_eq!(add_.loc.line, 7);
+    assert_eq!(out.loc.line, 13);
+    assert_eq!(add.variants, [Variant::Function, Variant::Method].into());
+    assert_eq!(add_.variants, [Variant::Method].into());
+    assert_eq!(add.device_check, DeviceCheck::NoCheck);
+    assert_eq!(
+        add.structured_delegate,
+        Some(OperatorName::parse("add.out").unwrap())
+    );
+    assert_eq!(add.tags, ["core", "pointwise"]);
+    assert_eq!(add_.tags, ["pointwise"]);
+    assert!(out.structured);
+    assert_eq!(
+        out.structured_inherits.as_deref(),
+        Some("TensorIteratorBase")
+    );
+    assert_eq!(out.pointwise.as_deref(), Some("self + alpha * other"));
+    let dispatch: Vec<String> = out
+        .dispatch
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect();
+    assert_eq!(
+        dispatch,
+        ["CPU: add_out", "CUDA: add_out", "Meta: add_out_meta"]
+    );
+    assert!(fns.iter().all(NativeFunction::is_structured_group_member));
+    assert!(!out.has_composite_kernel());
+}
+
+#[test]
+fn defaults_and_ignored_keys() {
+    let fns = parse_ok(
+        "\
+- func: to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
+  variants: method
+  device_guard: False
+  manual_cpp_binding: True
+  python_module: nn
+  autogen: to.out
+- func: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: sum
+- func: avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  precomputed:
+  - kernel_size -> int kH, int kW
+  - stride -> int dH, int dW
+",
+    );
+    let [to, sum, pool] = &fns[..] else {
+        unreachable!()
+    };
+    assert_eq!(to.device_check, DeviceCheck::ExactSame);
+    assert!(to.dispatch.is_empty());
+    assert!(
+        to.has_composite_implicit_kernel(),
+        "no dispatch means implicit CompositeImplicitAutograd"
+    );
+    assert!(to.has_composite_kernel());
+    assert!(!sum.has_composite_implicit_kernel());
+    assert!(sum.has_composite_explicit_kernel());
+    assert!(sum.has_composite_kernel());
+    assert_eq!(sum.variants, [Variant::Function].into());
+    assert!(sum.tags.is_empty());
+    assert_eq!(
+        pool.precomputed,
+        ["kernel_size -> int kH, int kW", "stride -> int dH, int dW"]
+    );
+    assert!(!pool.has_composite_kernel());
+}
+
+#[test]
+fn grouping() {
+    let mut yaml = ADD.to_string();
+    yaml.push_str(
+        "\
+- func: relu(Tensor self) -> Tensor
+  variants: function, method
+  dispatch:
+    CPU, CUDA: relu
+- func: relu_(Tensor(a!) self) -> Tensor(a!)
+  dispatch:
+    CPU, CUDA: relu_
+- func: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: sum
+- func: _native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)
+  dispatch:
+    CPU: batch_norm_cpu
+- func: _native_batch_norm_legit.out(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps, *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd) -> (Tensor(d!), Tensor(e!), Tensor(f!))
+  dispatch:
+    CPU: batch_norm_cpu_out
+",
+    );
+    let groups = group_native_functions(&parse_ok(&yaml));
+    let summary: Vec<String> = groups
+        .iter()
+        .map(|g| {
+            let names: Vec<String> = g
+                .members()
+                .iter()
+                .map(|f| f.func.name.to_string())
+                .collect();
+            format!(
+                "{} structured={} [{}]",
+                g.root_name(),
+                g.structured(),
+                names.join(", ")
+            )
+        })
+        .collect();
+    expect![[r#"
+        add structured=true [add.Tensor, add_.Tensor, add.out]
+        relu structured=false [relu, relu_]
+        sum structured=false [sum]
+        _native_batch_norm_legit structured=false [_native_batch_norm_legit, _native_batch_norm_legit.out]"#]]
+    .assert_eq(&summary.join("\n"));
+    assert_eq!(
+        groups[0]
+            .out_fn()
+            .map(|f| f.func.name.to_string())
+            .as_deref(),
+        Some("add.out")
+    );
+    assert!(groups[0].inplace.is_some() && groups[0].functional.is_some());
+    assert!(groups[3].mutable.is_some());
+    assert!(groups[1].out_fn().is_none());
+}
+
+#[test]
+fn yaml_syntax_error() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+  dispatch: [CPU: relu
+- func: sum(Tensor self) -> Tensor
+",
+        expect!["native_functions.yaml:3: in `<entry 2>`: invalid YAML: did not find expected ',' or ']' at line 3 column 7, while parsing a flow sequence at line 2 column 13"],
+    );
+}
+
+#[test]
+fn top_level_not_a_list() {
+    check(
+        "func: relu(Tensor self) -> Tensor\n",
+        expect!["native_functions.yaml:1: in `<document>`: the top level must be a list of entries (`- func: ...`), found a mapping"],
+    );
+}
+
+#[test]
+fn entry_not_a_mapping() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+- relu(Tensor self) -> Tensor
+",
+        expect!["native_functions.yaml:2: in `<entry 2>`: an entry must be a mapping of keys such as `func:`, found a string"],
+    );
+}
+
+#[test]
+fn missing_func() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+- variants: function
+  dispatch:
+    CPU: relu
+",
+        expect![
+            "native_functions.yaml:2: in `<entry 2>`: missing `func` key (the operator schema)"
+        ],
+    );
+}
+
+#[test]
+fn schema_parse_error() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensr
+  variants: function
+",
+        expect!["native_functions.yaml:1: in `relu`: invalid schema `relu(Tensor self) -> Tensr`: column 22: unknown type `Tensr` (known types: Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, Layout, Device, MemoryFormat, Generator, Dimname, Stream, Storage)"],
+    );
+}
+
+#[test]
+fn inplace_annotation_error_from_schema() {
+    check(
+        "\
+- func: relu_(Tensor self) -> Tensor
+",
+        expect!["native_functions.yaml:1: in `relu_`: invalid schema `relu_(Tensor self) -> Tensor`: column 7: inplace operator `relu_` must take `Tensor(a!) self` as its first argument"],
+    );
+}
+
+#[test]
+fn out_annotation_error_from_schema() {
+    check(
+        "\
+- func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(b!)
+",
+        expect!["native_functions.yaml:1: in `relu.out`: invalid schema `relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(b!)`: column 45: an out= schema must return its out arguments in order: expected `Tensor(a!)`, found `Tensor(b!)`"],
+    );
+}
+
+#[test]
+fn unknown_key() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+  variants: function
+  dispatchh:
+    CPU: relu
+",
+        expect!["native_functions.yaml:3: in `relu`: unknown key `dispatchh` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, autogen, python_module, manual_cpp_binding)"],
+    );
+}
+
+#[test]
+fn structured_on_non_out() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+  structured: True
+",
+        expect!["native_functions.yaml:2: in `relu`: `structured: True` is only allowed on an out= overload, but `relu` is a functional overload"],
+    );
+}
+
+#[test]
+fn structured_delegate_on_out() {
+    check(
+        "\
+- func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+- func: relu.out_alt(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  structured_delegate: relu.out
+",
+        expect!["native_functions.yaml:4: in `relu.out_alt`: `structured_delegate` is not allowed on the out= overload `relu.out_alt`; mark it `structured: True` instead"],
+    );
+}
+
+#[test]
+fn structured_and_structured_delegate() {
+    check(
+        "\
+- func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+- func: relu_.out(Tensor(a!) self) -> Tensor(a!)
+  structured: True
+  structured_delegate: relu.out
+",
+        expect![[r#"
+            native_functions.yaml:4: in `relu_.out`: `structured: True` is only allowed on an out= overload, but `relu_.out` is an inplace overload
+            native_functions.yaml:5: in `relu_.out`: `structured` and `structured_delegate` cannot both be set: an entry is either the structured out= kernel or delegates to one"#]],
+    );
+}
+
+#[test]
+fn structured_inherits_without_structured() {
+    check(
+        "\
+- func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  structured_inherits: TensorIteratorBase
+",
+        expect!["native_functions.yaml:2: in `relu.out`: `structured_inherits` requires `structured: True`"],
+    );
+}
+
+#[test]
+fn precomputed_without_structured() {
+    check(
+        "\
+- func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU: relu_out
+  precomputed:
+  - self -> int n
+",
+        expect![
+            "native_functions.yaml:4: in `relu.out`: `precomputed` requires `structured: True`"
+        ],
+    );
+}
+
+#[test]
+fn structured_delegate_missing_target() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+  structured_delegate: relu.outt
+- func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+",
+        expect!["native_functions.yaml:2: in `relu`: `structured_delegate` names `relu.outt`, which is not defined in this file"],
+    );
+}
+
+#[test]
+fn structured_delegate_target_not_structured() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+  structured_delegate: relu.out
+- func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  dispatch:
+    CPU: relu_out
+",
+        expect!["native_functions.yaml:2: in `relu`: `structured_delegate` names `relu.out` (at native_functions.yaml:3), which is not `structured: True`"],
+    );
+}
+
+#[test]
+fn structured_delegate_with_backend_dispatch() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+  structured_delegate: relu.out
+  dispatch:
+    CompositeExplicitAutograd: relu_composite
+    CPU, Meta: relu_cpu
+- func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+",
+        expect!["native_functions.yaml:3: in `relu`: `relu` delegates to `relu.out`, which provides its CPU/CUDA/Meta kernels; remove `CPU`, `Meta` from `dispatch`"],
+    );
+}
+
+#[test]
+fn duplicate_overload_name() {
+    check(
+        "\
+- func: add.Tensor(Tensor self, Tensor other) -> Tensor
+- func: add_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
+- func: add.Tensor(Tensor self, Scalar other) -> Tensor
+- func: sum(Tensor self) -> Tensor
+- func: sum(Tensor self) -> Tensor
+",
+        expect![[r#"
+            native_functions.yaml:3: in `add.Tensor`: overload name `Tensor` of `add` is already used by the entry at native_functions.yaml:1; overload names must be unique
+            native_functions.yaml:5: in `sum`: `sum` without an overload name is already used by the entry at native_functions.yaml:4; overload names must be unique"#]],
+    );
+}
+
+#[test]
+fn unknown_dispatch_key() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+  dispatch:
+    CPU: relu_cpu
+    CUDA, XLA: relu_cuda
+",
+        expect!["native_functions.yaml:4: in `relu`: unknown dispatch key `XLA` (legal keys: CPU, CUDA, Meta, PrivateUse1, CompositeImplicitAutograd, CompositeExplicitAutograd)"],
+    );
+}
+
+#[test]
+fn bad_variant() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+  variants: function, methods
+",
+        expect!["native_functions.yaml:2: in `relu`: unknown variant `methods` (expected `function` or `method`)"],
+    );
+}
+
+#[test]
+fn method_without_self() {
+    check(
+        "\
+- func: zeros(SymInt[] size, *, ScalarType? dtype=None) -> Tensor
+  variants: function, method
+  dispatch:
+    CompositeExplicitAutograd: zeros
+",
+        expect!["native_functions.yaml:2: in `zeros`: a method variant needs a positional `Tensor self` argument, which `zeros` lacks"],
+    );
+}
+
+#[test]
+fn out_with_method_variant() {
+    check(
+        "\
+- func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  variants: function, method
+  dispatch:
+    CPU: relu_out
+",
+        expect!["native_functions.yaml:2: in `relu.out`: out= overload `relu.out` cannot be a method; use `variants: function`"],
+    );
+}
+
+#[test]
+fn pointwise_not_on_structured_out() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+  pointwise: max(self, 0)
+- func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  pointwise: max(self, 0)
+  dispatch:
+    CPU: relu_out
+",
+        expect![[r#"
+            native_functions.yaml:2: in `relu`: `pointwise` is only allowed on a `structured: True` out= overload, but `relu` is a functional overload
+            native_functions.yaml:4: in `relu.out`: `pointwise` is only allowed on a `structured: True` out= overload, but `relu.out` is not structured"#]],
+    );
+}
+
+#[test]
+fn bad_device_check() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+  device_check: SameDevice
+",
+        expect!["native_functions.yaml:2: in `relu`: unknown device_check `SameDevice` (expected `NoCheck` or `ExactSame`)"],
+    );
+}
+
+#[test]
+fn wrongly_typed_values() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+  structured: yes
+  device_guard: 0
+  tags: {core: 1}
+  dispatch:
+    CPU: [relu]
+",
+        expect![[r#"
+            native_functions.yaml:2: in `relu`: `structured` must be True or False, found a string
+            native_functions.yaml:3: in `relu`: `device_guard` must be True or False, found a number
+            native_functions.yaml:4: in `relu`: `tags` must be a string or a list of strings, found a mapping
+            native_functions.yaml:6: in `relu`: the kernel for `CPU` must be a kernel name, found a list"#]],
+    );
+}
+
+#[test]
+fn all_errors_are_collected_and_sorted() {
+    check(
+        "\
+- func: b(Tensor self) -> Tensor
+  structured_delegate: missing.out
+- func: a(Tensor self) -> Tensor
+  colour: blue
+- func: c(Tensor self) -> Tensr
+- func: b(Tensor self) -> Tensor
+",
+        expect![[r#"
+            native_functions.yaml:2: in `b`: `structured_delegate` names `missing.out`, which is not defined in this file
+            native_functions.yaml:4: in `a`: unknown key `colour` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, autogen, python_module, manual_cpp_binding)
+            native_functions.yaml:5: in `c`: invalid schema `c(Tensor self) -> Tensr`: column 19: unknown type `Tensr` (known types: Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, Layout, Device, MemoryFormat, Generator, Dimname, Stream, Storage)
+            native_functions.yaml:6: in `b`: `b` without an overload name is already used by the entry at native_functions.yaml:1; overload names must be unique"#]],
+    );
+}
+
+#[test]
+fn empty_file_is_empty() {
+    assert_eq!(parse_native_functions("", FILE), Ok(vec![]));
+    assert_eq!(
+        parse_native_functions("# only a comment\n", FILE),
+        Ok(vec![])
+    );
+}

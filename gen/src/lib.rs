@@ -1,0 +1,62 @@
+//! # oxten
+//!
+//! A tensor library for Rust with PyTorch's semantics, whose operator layer is generated from
+//! `native_functions.yaml` the way PyTorch's ATen is.
+//!
+//! ```
+//! use oxten::{Tensor, DType};
+//! let a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+//! let b = oxten::ones(&[2]);
+//! let c = a.add(&b).mul_scalar(2.0);          // broadcasting, like PyTorch
+//! assert_eq!(c.to_vec::<f32>().unwrap(), [4.0, 6.0, 8.0, 10.0]);
+//! assert_eq!(c.sum().item::<f32>().unwrap(), 28.0);
+//! // Every op has a fallible form that returns an error naming the op and the problem:
+//! let err = a.try_add(&Tensor::from_vec(vec![1.0f32; 3], &[3]).unwrap()).unwrap_err();
+//! assert!(err.to_string().contains("must match the size"));
+//! # let _ = DType::F32;
+//! ```
+//!
+//! Kernels register themselves with the dispatcher when the program starts (or on the first
+//! call to [`init`], which is idempotent).
+
+pub use oxten_runtime::dispatch;
+pub use oxten_runtime::functions::*;
+pub use oxten_runtime::iter;
+pub use oxten_runtime::options;
+pub use oxten_runtime::ops;
+pub use oxten_runtime::{
+    can_cast, promote_types, DType, Device, DimVec, Element, Error, ErrorKind, Layout, MemoryFormat, Result,
+    Scalar, Storage, Tensor, TensorLayout,
+};
+
+mod support;
+
+/// Generated: structured wrappers and the registration of every in-tree kernel.
+#[allow(clippy::too_many_arguments, unused_variables, non_snake_case)]
+mod register {
+    include!(concat!(env!("OUT_DIR"), "/register.rs"));
+}
+
+/// Registers every in-tree kernel with the dispatcher. Runs automatically when the program
+/// starts; calling it again does nothing.
+pub fn init() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(register::register_all);
+}
+
+// Register at load time, so that `oxten::Tensor` methods work without an explicit `init()`.
+// The dispatcher also calls the registered hook on its first miss, which covers platforms
+// without a constructor section.
+#[used]
+#[cfg_attr(
+    any(target_os = "linux", target_os = "android", target_os = "freebsd", target_os = "netbsd", target_os = "openbsd"),
+    link_section = ".init_array"
+)]
+#[cfg_attr(target_vendor = "apple", link_section = "__DATA,__mod_init_func")]
+#[cfg_attr(windows, link_section = ".CRT$XCU")]
+static REGISTER_AT_LOAD: extern "C" fn() = {
+    extern "C" fn register_at_load() {
+        oxten_runtime::dispatch::set_init_hook(init);
+    }
+    register_at_load
+};

@@ -1,0 +1,14 @@
+//! Generates the kernel declarations (one trait per hand-written kernel) and the kernels of
+//! `pointwise:` operators from native_functions.yaml. OXTEN_NATIVE_FUNCTIONS overrides the file.
+fn main() {
+    let yaml = std::env::var("OXTEN_NATIVE_FUNCTIONS")
+        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../native_functions.yaml").to_string());
+    println!("cargo:rerun-if-changed={yaml}");
+    println!("cargo:rerun-if-env-changed=OXTEN_NATIVE_FUNCTIONS");
+    let gen = oxten_codegen::emit::generate_from_file(std::path::Path::new(&yaml))
+        .unwrap_or_else(|errors| panic!("native_functions.yaml has errors:\n{}", errors.join("\n")));
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    for name in ["decls.rs", "pointwise.rs"] {
+        std::fs::write(out.join(name), gen.get(name)).expect("write generated file");
+    }
+}

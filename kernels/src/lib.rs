@@ -1,0 +1,41 @@
+//! oxten's hand-written kernels and meta functions.
+//!
+//! The generator declares one trait per kernel named in `native_functions.yaml`
+//! ([`generated::decls`]); this crate implements them on three marker types:
+//! [`Cpu`] (CPU kernels and impls of structured ops), [`Meta`] (meta functions of structured ops
+//! and Meta-key kernels) and [`Composite`] (CompositeExplicitAutograd and
+//! CompositeImplicitAutograd kernels, which call other operators). A missing or mistyped kernel
+//! is a compile error naming the trait, and so the operator. Kernels of `pointwise:` operators
+//! are generated whole ([`generated::pointwise`]).
+//!
+//! `cargo run -p oxten-codegen -- stubs <op>` prints what to implement for an operator.
+
+mod activation;
+mod convert;
+mod factory;
+pub mod math;
+mod reduce;
+mod select;
+pub mod support;
+mod views;
+
+/// Code generated from native_functions.yaml by build.rs.
+pub mod generated {
+    /// One trait per hand-written kernel.
+    #[allow(clippy::too_many_arguments)]
+    pub mod decls {
+        include!(concat!(env!("OUT_DIR"), "/decls.rs"));
+    }
+    /// Meta functions and CPU impls of `pointwise:` operators.
+    #[allow(clippy::too_many_arguments, clippy::needless_lifetimes)]
+    pub mod pointwise {
+        include!(concat!(env!("OUT_DIR"), "/pointwise.rs"));
+    }
+}
+
+/// Implements the CPU kernels and the impls of structured operators.
+pub struct Cpu;
+/// Implements meta functions and Meta-key kernels.
+pub struct Meta;
+/// Implements CompositeExplicitAutograd and CompositeImplicitAutograd kernels.
+pub struct Composite;

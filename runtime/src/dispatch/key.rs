@@ -1,0 +1,136 @@
+//! Dispatch keys and key sets.
+
+use crate::device::Device;
+use std::fmt;
+
+/// A runtime dispatch key. A higher discriminant means a higher priority: the dispatcher runs the
+/// kernel of the highest key present in a call's key set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum DispatchKey {
+    /// Host kernels.
+    Cpu = 0,
+    /// Shape-only kernels (meta functions); allocate nothing.
+    Meta = 1,
+    /// CUDA kernels (reserved).
+    Cuda = 2,
+    /// The key for one out-of-tree backend; the highest-priority backend, as in PyTorch.
+    PrivateUse1 = 3,
+    /// Records autograd history, then redispatches below itself.
+    Autograd = 4,
+    /// Casts inputs for mixed precision, then redispatches below itself.
+    Autocast = 5,
+}
+
+/// Number of runtime dispatch keys (the size of every operator's kernel table).
+pub const NUM_KEYS: usize = 6;
+
+impl DispatchKey {
+    pub const ALL: [DispatchKey; NUM_KEYS] = [
+        DispatchKey::Cpu,
+        DispatchKey::Meta,
+        DispatchKey::Cuda,
+        DispatchKey::PrivateUse1,
+        DispatchKey::Autograd,
+        DispatchKey::Autocast,
+    ];
+    /// Whether the key computes (a backend) rather than rewriting and redispatching (a layer).
+    pub const fn is_backend(self) -> bool {
+        (self as u8) <= DispatchKey::PrivateUse1 as u8
+    }
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+    pub fn from_index(i: usize) -> DispatchKey {
+        Self::ALL[i]
+    }
+    /// The backend key serving a device.
+    pub const fn for_device(d: Device) -> DispatchKey {
+        match d {
+            Device::Cpu => DispatchKey::Cpu,
+            Device::Meta => DispatchKey::Meta,
+            Device::Cuda(_) => DispatchKey::Cuda,
+            Device::PrivateUse1(_) => DispatchKey::PrivateUse1,
+        }
+    }
+    /// The name used in native_functions.yaml and in error messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            DispatchKey::Cpu => "CPU",
+            DispatchKey::Meta => "Meta",
+            DispatchKey::Cuda => "CUDA",
+            DispatchKey::PrivateUse1 => "PrivateUse1",
+            DispatchKey::Autograd => "Autograd",
+            DispatchKey::Autocast => "Autocast",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<DispatchKey> {
+        Self::ALL.into_iter().find(|k| k.name() == s)
+    }
+}
+
+impl fmt::Display for DispatchKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A set of dispatch keys as a bitset; the highest set bit is the key that runs.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct KeySet(pub u32);
+
+impl KeySet {
+    pub const EMPTY: KeySet = KeySet(0);
+    pub const fn of(k: DispatchKey) -> KeySet {
+        KeySet(1 << k as u32)
+    }
+    /// The keys every ordinary tensor on `device` carries: its backend and Autograd (a
+    /// fallthrough until autograd kernels are registered, so it costs nothing).
+    pub const fn for_device(d: Device) -> KeySet {
+        KeySet(Self::of(DispatchKey::for_device(d)).0 | Self::of(DispatchKey::Autograd).0)
+    }
+    #[inline]
+    pub const fn union(self, o: KeySet) -> KeySet {
+        KeySet(self.0 | o.0)
+    }
+    #[inline]
+    pub const fn remove(self, o: KeySet) -> KeySet {
+        KeySet(self.0 & !o.0)
+    }
+    #[inline]
+    pub const fn contains(self, k: DispatchKey) -> bool {
+        self.0 & (1 << k as u32) != 0
+    }
+    #[inline]
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    /// The highest-priority key in the set.
+    #[inline]
+    pub fn highest(self) -> Option<DispatchKey> {
+        if self.0 == 0 {
+            None
+        } else {
+            Some(DispatchKey::from_index(31 - self.0.leading_zeros() as usize))
+        }
+    }
+    /// The highest-priority backend key in the set.
+    pub fn highest_backend(self) -> Option<DispatchKey> {
+        KeySet(self.0 & 0b1111).highest()
+    }
+    pub fn iter(self) -> impl Iterator<Item = DispatchKey> {
+        DispatchKey::ALL.into_iter().filter(move |k| self.contains(*k))
+    }
+}
+
+impl fmt::Debug for KeySet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_set().entries(self.iter()).finish()
+    }
+}
+
+impl From<DispatchKey> for KeySet {
+    fn from(k: DispatchKey) -> Self {
+        KeySet::of(k)
+    }
+}

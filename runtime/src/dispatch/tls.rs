@@ -1,0 +1,67 @@
+//! Thread-local include and exclude key sets, with scoped guards.
+//!
+//! A call's key set is `(tensor keys ∪ include) − exclude`. Guards restore the previous sets when
+//! dropped, so they are restored on early return, on error and on panic.
+
+use super::key::KeySet;
+use std::cell::Cell;
+
+thread_local! {
+    static INCLUDE: Cell<KeySet> = const { Cell::new(KeySet::EMPTY) };
+    static EXCLUDE: Cell<KeySet> = const { Cell::new(KeySet::EMPTY) };
+}
+
+/// The current thread's `(include, exclude)` sets.
+#[inline]
+pub fn local_keys() -> (KeySet, KeySet) {
+    (INCLUDE.with(Cell::get), EXCLUDE.with(Cell::get))
+}
+
+/// Adds keys to this thread's include set until dropped.
+#[must_use = "the keys are removed again when the guard is dropped"]
+pub struct IncludeGuard {
+    prev: KeySet,
+}
+
+impl IncludeGuard {
+    pub fn new(keys: impl Into<KeySet>) -> Self {
+        let prev = INCLUDE.with(|c| c.replace(c.get().union(keys.into())));
+        IncludeGuard { prev }
+    }
+}
+impl Drop for IncludeGuard {
+    fn drop(&mut self) {
+        INCLUDE.with(|c| c.set(self.prev));
+    }
+}
+
+/// Adds keys to this thread's exclude set until dropped (how a layer kernel redispatches below
+/// itself).
+#[must_use = "the keys are re-enabled when the guard is dropped"]
+pub struct ExcludeGuard {
+    prev: KeySet,
+}
+
+impl ExcludeGuard {
+    pub fn new(keys: impl Into<KeySet>) -> Self {
+        let prev = EXCLUDE.with(|c| c.replace(c.get().union(keys.into())));
+        ExcludeGuard { prev }
+    }
+}
+impl Drop for ExcludeGuard {
+    fn drop(&mut self) {
+        EXCLUDE.with(|c| c.set(self.prev));
+    }
+}
+
+/// Runs `f` with `keys` excluded on this thread.
+pub fn with_excluded<R>(keys: impl Into<KeySet>, f: impl FnOnce() -> R) -> R {
+    let _g = ExcludeGuard::new(keys);
+    f()
+}
+
+/// Runs `f` with `keys` included on this thread.
+pub fn with_included<R>(keys: impl Into<KeySet>, f: impl FnOnce() -> R) -> R {
+    let _g = IncludeGuard::new(keys);
+    f()
+}

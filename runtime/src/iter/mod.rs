@@ -1,0 +1,59 @@
+//! TensorIterator: the shared setup behind every elementwise and reduction kernel.
+//!
+//! A kernel describes its operands with a [`TensorIteratorConfig`] (outputs first, then inputs)
+//! and builds a [`TensorIterator`]. Building follows PyTorch's order:
+//!
+//! 1. operands (an output that is also an input is read-write; any meta operand makes the whole
+//!    iteration meta, and then no data is ever touched);
+//! 2. memory overlap checks (internal overlap of outputs, partial overlap output/input);
+//! 3. the broadcast shape (sizes aligned from the right);
+//! 4. which outputs get resized;
+//! 5. dtypes: the common dtype with PyTorch's precedence (dimensioned tensors > 0-dim tensors >
+//!    wrapped scalars), safe-casting checks, CPU temporaries for mismatched inputs/outputs;
+//! 6. the fast path (all operands the same shape and one dense layout) or the general path:
+//!    strides, stride-sorted dim order, output allocation, coalescing.
+//!
+//! Outputs are allocated through [`StructuredOutputs::set_output`], the hook that the
+//! structured-kernel wrappers (functional / inplace / out) customise.
+//!
+//! Kernels then run typed loops ([`cpu_kernel_binary`] …) or reductions ([`reduce_kernel`],
+//! [`sum_kernel`], [`reduce_with_index_kernel`]). [`copy_`] converts between any two dtypes.
+
+mod argreduce;
+mod build;
+mod cast_loops;
+mod config;
+mod copy;
+mod dtypes;
+mod iterator;
+mod loops;
+mod opmath;
+mod operand;
+mod outputs;
+mod overlap;
+mod reduce;
+mod sum;
+
+pub use argreduce::reduce_with_index_kernel;
+pub use cast_loops::CastTo;
+pub use config::{
+    binary_float_op_config, binary_op_config, comparison_op_config, nullary_op_config, reduce_op_config,
+    ternary_op_config, unary_float_op_config, unary_op_config, wrapped_scalar_tensor, TensorIteratorConfig,
+};
+pub use copy::{copy_, to_dtype};
+pub use dtypes::{infer_size, scalar_type_name};
+pub use iterator::TensorIterator;
+pub use loops::{
+    cpu_kernel_binary, cpu_kernel_binary_math, cpu_kernel_nullary, cpu_kernel_ternary, cpu_kernel_unary,
+    cpu_kernel_unary_math,
+};
+pub use opmath::OpMath;
+pub use outputs::{OutputMode, StructuredOutputs};
+pub use overlap::{get_overlap_status, has_internal_overlap, MemOverlap, MemOverlapStatus};
+pub use reduce::{
+    check_reduction_nonempty, make_reduction, reduce_kernel, reduction_output_shape, review_reduce_result,
+};
+pub use sum::sum_kernel;
+
+/// Below this many elements a loop runs on the calling thread (PyTorch's `GRAIN_SIZE`).
+pub const GRAIN_SIZE: usize = 32768;

@@ -1,0 +1,162 @@
+//! Moving data between Rust values and CPU tensors, and printing.
+
+use super::{Element, Tensor, TensorLayout};
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::storage::Storage;
+use crate::{match_dtype, DType};
+
+impl Tensor {
+    /// A contiguous CPU tensor holding `data` with shape `sizes`.
+    ///
+    /// ```
+    /// use oxten_runtime::Tensor;
+    /// let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+    /// assert_eq!(t.sizes(), [2, 2]);
+    /// assert_eq!(t.to_vec::<f32>().unwrap(), [1.0, 2.0, 3.0, 4.0]);
+    /// ```
+    pub fn from_vec<T: Element>(data: Vec<T>, sizes: &[i64]) -> Result<Tensor> {
+        Tensor::from_slice(&data, sizes)
+    }
+
+    /// Like [`Tensor::from_vec`], copying from a slice.
+    pub fn from_slice<T: Element>(data: &[T], sizes: &[i64]) -> Result<Tensor> {
+        let numel: i64 = sizes.iter().product();
+        if sizes.iter().any(|&s| s < 0) || numel as usize != data.len() {
+            return Err(Error::shape(format!(
+                "shape {sizes:?} is invalid for input of size {}",
+                data.len()
+            )));
+        }
+        let storage = Storage::new(std::mem::size_of_val(data), Device::Cpu)?;
+        // SAFETY: the storage was just allocated with exactly `size_of_val(data)` bytes and is
+        // not shared yet; T is a plain-old-data element type.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr() as *const u8, storage.data_ptr(), std::mem::size_of_val(data))
+        };
+        Tensor::from_parts(storage, T::DTYPE, TensorLayout::contiguous(sizes))
+    }
+
+    /// A 0-dim CPU tensor.
+    pub fn scalar<T: Element>(v: T) -> Tensor {
+        Tensor::from_slice(&[v], &[]).expect("one element fits a 0-dim tensor")
+    }
+
+    /// The elements in logical (row-major) order, whatever the strides. Errors if `T` is not the
+    /// tensor's dtype or the tensor is not on the CPU.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        if T::DTYPE != self.dtype() {
+            return Err(Error::dtype(format!(
+                "to_vec: tensor has dtype {} but {} was requested",
+                self.dtype(),
+                T::DTYPE
+            )));
+        }
+        if self.device() != Device::Cpu {
+            return Err(Error::device(format!("to_vec: tensor is on {}, not cpu", self.device())));
+        }
+        let l = self.layout();
+        let n = l.numel() as usize;
+        let mut out = Vec::with_capacity(n);
+        let base = self.data_ptr() as *const T;
+        for_each_offset(&l.sizes, &l.strides, |off| {
+            // SAFETY: every offset produced lies inside the layout's span, which `from_parts`
+            // checked against the storage size; `base` points at element 0 of dtype T.
+            out.push(unsafe { *base.offset(off as isize) })
+        });
+        Ok(out)
+    }
+
+    /// The elements converted to f64 (any dtype), in logical order.
+    pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
+        match_dtype!(self.dtype(), T => Ok(self.to_vec::<T>()?.into_iter().map(Element::to_f64).collect()))
+    }
+
+    /// The value of a one-element tensor.
+    pub fn item<T: Element>(&self) -> Result<T> {
+        if self.numel() != 1 {
+            return Err(Error::value(format!(
+                "a Tensor with {} elements cannot be converted to Scalar",
+                self.numel()
+            )));
+        }
+        Ok(self.to_vec::<T>()?[0])
+    }
+}
+
+/// Calls `f` with the element offset of every index of a strided layout, in row-major order.
+pub fn for_each_offset(sizes: &[i64], strides: &[i64], mut f: impl FnMut(i64)) {
+    if sizes.iter().any(|&s| s == 0) {
+        return;
+    }
+    let nd = sizes.len();
+    let mut idx = vec![0i64; nd];
+    let mut off = 0i64;
+    loop {
+        f(off);
+        let mut d = nd;
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            off += strides[d];
+            if idx[d] < sizes[d] {
+                break;
+            }
+            off -= strides[d] * sizes[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+impl std::fmt::Display for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let suffix = if self.dtype() == DType::F32 { String::new() } else { format!(", dtype={}", self.dtype()) };
+        if self.device() != Device::Cpu {
+            return write!(f, "tensor(..., size={:?}, device='{}'{suffix})", &self.sizes()[..], self.device());
+        }
+        let vals = self.to_f64_vec().map_err(|_| std::fmt::Error)?;
+        let sizes = self.sizes();
+        let float = self.dtype().is_floating_point();
+        let is_bool = self.dtype() == DType::Bool;
+        let fmt_one = |v: f64| {
+            if is_bool {
+                (if v != 0.0 { "True" } else { "False" }).to_string()
+            } else if float {
+                if v.fract() == 0.0 && v.abs() < 1e16 { format!("{v:.0}.") } else { format!("{v:.4}") }
+            } else {
+                format!("{v}")
+            }
+        };
+        fn rec(out: &mut String, vals: &[f64], sizes: &[i64], fmt_one: &dyn Fn(f64) -> String, depth: usize) {
+            if sizes.is_empty() {
+                out.push_str(&fmt_one(vals[0]));
+                return;
+            }
+            out.push('[');
+            let inner: usize = sizes[1..].iter().product::<i64>() as usize;
+            for i in 0..sizes[0] as usize {
+                if i > 0 {
+                    out.push(',');
+                    if sizes.len() > 1 {
+                        out.push('\n');
+                        out.push_str(&" ".repeat(depth + 8));
+                    } else {
+                        out.push(' ');
+                    }
+                }
+                rec(out, &vals[i * inner..(i + 1) * inner], &sizes[1..], fmt_one, depth + 1);
+            }
+            out.push(']');
+        }
+        let mut s = String::new();
+        if vals.is_empty() && !sizes.is_empty() {
+            s.push_str("[]");
+        } else {
+            rec(&mut s, &vals, &sizes, &fmt_one, 0);
+        }
+        write!(f, "tensor({s}{suffix})")
+    }
+}

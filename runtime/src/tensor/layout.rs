@@ -1,0 +1,253 @@
+//! Sizes, strides and storage offset, and the layout facts derived from them (contiguity,
+//! channels-last, dense), with PyTorch's rules for strides that carry no information.
+
+use crate::device::MemoryFormat;
+use crate::dimvec::DimVec;
+
+/// The geometry of a tensor over its storage, with the cached layout flags PyTorch keeps on
+/// `TensorImpl`. The flags are recomputed whenever sizes or strides change.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorLayout {
+    pub sizes: DimVec,
+    pub strides: DimVec,
+    /// In elements.
+    pub offset: i64,
+    numel: i64,
+    flags: u8,
+}
+
+const CONTIGUOUS: u8 = 1;
+const CHANNELS_LAST: u8 = 2;
+const CHANNELS_LAST_3D: u8 = 4;
+const NON_OVERLAPPING_AND_DENSE: u8 = 8;
+
+impl TensorLayout {
+    pub fn new(sizes: DimVec, strides: DimVec, offset: i64) -> TensorLayout {
+        debug_assert_eq!(sizes.len(), strides.len());
+        let numel = sizes.iter().product();
+        let mut flags = 0;
+        if compute_contiguous(&sizes, &strides) {
+            flags |= CONTIGUOUS | NON_OVERLAPPING_AND_DENSE;
+        }
+        if sizes.len() == 4 && is_channels_last_contiguous(&sizes, &strides) {
+            flags |= CHANNELS_LAST | NON_OVERLAPPING_AND_DENSE;
+        }
+        if sizes.len() == 5 && is_channels_last_contiguous(&sizes, &strides) {
+            flags |= CHANNELS_LAST_3D | NON_OVERLAPPING_AND_DENSE;
+        }
+        if flags & NON_OVERLAPPING_AND_DENSE == 0 && compute_non_overlapping_and_dense(&sizes, &strides) {
+            flags |= NON_OVERLAPPING_AND_DENSE;
+        }
+        TensorLayout { sizes, strides, offset, numel, flags }
+    }
+    /// A row-major layout for `sizes`.
+    pub fn contiguous(sizes: &[i64]) -> TensorLayout {
+        TensorLayout::new(sizes.into(), contiguous_strides(sizes), 0)
+    }
+    pub fn numel(&self) -> i64 {
+        self.numel
+    }
+    pub fn dim(&self) -> usize {
+        self.sizes.len()
+    }
+    pub fn is_contiguous(&self) -> bool {
+        self.flags & CONTIGUOUS != 0
+    }
+    /// `is_contiguous(memory_format=...)`.
+    pub fn is_contiguous_as(&self, format: MemoryFormat) -> bool {
+        match format {
+            MemoryFormat::Contiguous | MemoryFormat::Preserve => self.is_contiguous(),
+            MemoryFormat::ChannelsLast => self.flags & CHANNELS_LAST != 0,
+            MemoryFormat::ChannelsLast3d => self.flags & CHANNELS_LAST_3D != 0,
+        }
+    }
+    pub fn is_non_overlapping_and_dense(&self) -> bool {
+        self.flags & NON_OVERLAPPING_AND_DENSE != 0
+    }
+    /// `suggest_memory_format()`: channels-last when the strides look channels-last (by
+    /// PyTorch's rules, which send ambiguous N111 and 1x1 layouts to contiguous).
+    pub fn suggest_memory_format(&self) -> MemoryFormat {
+        match self.sizes.len() {
+            4 if is_channels_last_strides(&self.sizes, &self.strides) => MemoryFormat::ChannelsLast,
+            5 if is_channels_last_strides(&self.sizes, &self.strides) => MemoryFormat::ChannelsLast3d,
+            _ => MemoryFormat::Contiguous,
+        }
+    }
+    /// Number of storage elements the layout spans from `offset` (0 when empty).
+    pub fn storage_span(&self) -> i64 {
+        storage_span(&self.sizes, &self.strides)
+    }
+}
+
+/// Elements needed to hold a tensor of these sizes and strides: `1 + Σ (size-1)·stride`.
+pub fn storage_span(sizes: &[i64], strides: &[i64]) -> i64 {
+    if sizes.iter().any(|&s| s == 0) {
+        return 0;
+    }
+    1 + sizes.iter().zip(strides).map(|(&s, &st)| (s - 1) * st).sum::<i64>()
+}
+
+/// Row-major strides.
+pub fn contiguous_strides(sizes: &[i64]) -> DimVec {
+    let mut strides = DimVec::filled(sizes.len(), 1);
+    let mut acc = 1i64;
+    for i in (0..sizes.len()).rev() {
+        strides[i] = acc;
+        acc *= sizes[i].max(1);
+    }
+    strides
+}
+
+/// Strides for `format` (channels-last puts C innermost: NCHW sizes get `(HWC, 1, WC, C)`).
+pub fn strides_for_format(sizes: &[i64], format: MemoryFormat) -> DimVec {
+    let order: &[usize] = match (format, sizes.len()) {
+        (MemoryFormat::ChannelsLast, 4) => &[1, 3, 2, 0],
+        (MemoryFormat::ChannelsLast3d, 5) => &[1, 4, 3, 2, 0],
+        _ => return contiguous_strides(sizes),
+    };
+    let mut strides = DimVec::filled(sizes.len(), 1);
+    let mut acc = 1i64;
+    for &d in order {
+        strides[d] = acc;
+        acc *= sizes[d].max(1);
+    }
+    strides
+}
+
+/// Strides of size-1 dims are ignored; any tensor with a zero-size dim is contiguous.
+pub fn compute_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
+    if sizes.iter().any(|&s| s == 0) {
+        return true;
+    }
+    let mut expected = 1i64;
+    for i in (0..sizes.len()).rev() {
+        if sizes[i] != 1 {
+            if strides[i] != expected {
+                return false;
+            }
+            expected *= sizes[i];
+        }
+    }
+    true
+}
+
+/// Whether the layout is exactly the channels-last layout (ignoring size-1 strides).
+fn is_channels_last_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
+    let order: &[usize] = if sizes.len() == 4 { &[1, 3, 2, 0] } else { &[1, 4, 3, 2, 0] };
+    if sizes.iter().any(|&s| s == 0) {
+        return true;
+    }
+    let mut expected = 1i64;
+    for &d in order {
+        if sizes[d] != 1 {
+            if strides[d] != expected {
+                return false;
+            }
+            expected *= sizes[d];
+        }
+    }
+    true
+}
+
+/// PyTorch's `is_channels_last_strides_2d/3d`: used by `suggest_memory_format`. Walks the dims
+/// from innermost channels-last order; rejects decreasing strides and the N111 ambiguity.
+pub fn is_channels_last_strides(sizes: &[i64], strides: &[i64]) -> bool {
+    let order: &[usize] = match sizes.len() {
+        4 => &[1, 3, 2, 0],
+        5 => &[1, 4, 3, 2, 0],
+        _ => return false,
+    };
+    let mut min = 0i64;
+    if strides[1] == 0 {
+        return false;
+    }
+    for &d in order {
+        if sizes[d] == 0 {
+            return false;
+        }
+        if strides[d] < min {
+            return false;
+        }
+        // N111 (or NC11 with C==1 …): falls back to contiguous, like PyTorch.
+        if d == 0 && min == strides[1] {
+            return false;
+        }
+        min = strides[d];
+        if sizes[d] > 1 {
+            min *= sizes[d];
+        }
+    }
+    true
+}
+
+/// Whether the elements occupy a dense block with no two sharing memory, in some dim order.
+pub fn compute_non_overlapping_and_dense(sizes: &[i64], strides: &[i64]) -> bool {
+    let n = sizes.len();
+    if n == 1 {
+        return sizes[0] < 2 || strides[0] == 1;
+    }
+    let mut perm: Vec<usize> = (0..n).collect();
+    perm.sort_by(|&a, &b| {
+        // size-1 dims go last; otherwise by stride.
+        match (sizes[a] < 2, sizes[b] < 2) {
+            (true, false) => std::cmp::Ordering::Greater,
+            (false, true) => std::cmp::Ordering::Less,
+            _ => strides[a].cmp(&strides[b]),
+        }
+    });
+    let mut expected = 1i64;
+    for &d in &perm {
+        if sizes[d] == 1 {
+            continue;
+        }
+        if strides[d] != expected {
+            return false;
+        }
+        expected *= sizes[d];
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lay(sizes: &[i64], strides: &[i64]) -> TensorLayout {
+        TensorLayout::new(sizes.into(), strides.into(), 0)
+    }
+
+    #[test]
+    fn channels_last_strides() {
+        assert_eq!(strides_for_format(&[2, 3, 4, 5], MemoryFormat::ChannelsLast), [60, 1, 15, 3]);
+        let l = lay(&[2, 3, 4, 5], &[60, 1, 15, 3]);
+        assert!(l.is_contiguous_as(MemoryFormat::ChannelsLast));
+        assert!(!l.is_contiguous());
+        assert_eq!(l.suggest_memory_format(), MemoryFormat::ChannelsLast);
+    }
+
+    #[test]
+    fn ambiguous_layouts_follow_pytorch() {
+        // N111: both contiguous and channels-last; suggest says contiguous.
+        let l = lay(&[4, 1, 1, 1], &[1, 1, 1, 1]);
+        assert!(l.is_contiguous());
+        assert!(l.is_contiguous_as(MemoryFormat::ChannelsLast));
+        assert_eq!(l.suggest_memory_format(), MemoryFormat::Contiguous);
+        // NC11 contiguous: also channels-last contiguous, but suggested as contiguous.
+        let l = lay(&[2, 3, 1, 1], &[3, 1, 1, 1]);
+        assert!(l.is_contiguous());
+        assert!(l.is_contiguous_as(MemoryFormat::ChannelsLast));
+        assert_eq!(l.suggest_memory_format(), MemoryFormat::Contiguous);
+        // A real channels-last NC11 (strides [3,1,3,3]) is channels-last.
+        let l = lay(&[2, 3, 1, 1], &[3, 1, 3, 3]);
+        assert_eq!(l.suggest_memory_format(), MemoryFormat::ChannelsLast);
+    }
+
+    #[test]
+    fn dense_but_permuted() {
+        let l = lay(&[3, 4], &[1, 3]); // transposed
+        assert!(!l.is_contiguous());
+        assert!(l.is_non_overlapping_and_dense());
+        let l = lay(&[3, 4], &[0, 1]); // expanded
+        assert!(!l.is_non_overlapping_and_dense());
+    }
+}

@@ -1,0 +1,237 @@
+//! `Tensor`: a cheap-to-clone handle to sizes, strides and a storage offset over a shared
+//! [`Storage`], with a dtype, a device and a dispatch key set.
+//!
+//! Cloning a `Tensor` aliases it (like assignment in Python). Views made by `view`, `permute`,
+//! `select` … share the storage and its version counter, so writes through a view are seen by
+//! its base. The operator methods (`add`, `sum`, `view` …) are generated from
+//! `native_functions.yaml` into [`crate::ops`].
+
+mod data;
+mod element;
+mod layout;
+
+pub use element::Element;
+pub use layout::{
+    compute_contiguous, compute_non_overlapping_and_dense, contiguous_strides,
+    is_channels_last_strides, storage_span, strides_for_format, TensorLayout,
+};
+
+use crate::device::{Device, MemoryFormat};
+use crate::dimvec::DimVec;
+use crate::dispatch::KeySet;
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::storage::Storage;
+use std::sync::{Arc, RwLock};
+
+/// The shared state behind a [`Tensor`] handle.
+pub struct TensorImpl {
+    storage: Storage,
+    dtype: DType,
+    keys: KeySet,
+    /// Sizes/strides/offset can change in place (`resize_`, `as_strided_`), which every handle to
+    /// this tensor observes; the lock makes that sound. Kernels take one snapshot per call.
+    layout: RwLock<TensorLayout>,
+}
+
+/// A multi-dimensional array. See the [module docs](self).
+#[derive(Clone)]
+pub struct Tensor(Arc<TensorImpl>);
+
+impl Tensor {
+    /// Wraps storage with a layout. Checks that the layout fits in the storage.
+    pub fn from_parts(storage: Storage, dtype: DType, layout: TensorLayout) -> Result<Tensor> {
+        let need = (layout.offset + layout.storage_span()) as usize * dtype.size();
+        if layout.numel() > 0 && need > storage.nbytes() {
+            return Err(Error::shape(format!(
+                "layout {:?} with strides {:?} and offset {} needs {need} bytes but the storage has {}",
+                &layout.sizes[..],
+                &layout.strides[..],
+                layout.offset,
+                storage.nbytes()
+            )));
+        }
+        let keys = KeySet::for_device(storage.device());
+        Ok(Tensor(Arc::new(TensorImpl { storage, dtype, keys, layout: RwLock::new(layout) })))
+    }
+
+    /// Allocates a zero-filled tensor with the given sizes and strides (`empty_strided`).
+    pub fn empty_strided(sizes: &[i64], strides: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
+        check_sizes(sizes)?;
+        if sizes.len() != strides.len() {
+            return Err(Error::shape(format!(
+                "sizes {sizes:?} and strides {strides:?} have different lengths"
+            )));
+        }
+        if strides.iter().any(|&s| s < 0) {
+            return Err(Error::value(format!("negative strides are not supported: {strides:?}")));
+        }
+        let span = storage_span(sizes, strides) as usize;
+        let storage = Storage::new(span * dtype.size(), device)?;
+        Tensor::from_parts(storage, dtype, TensorLayout::new(sizes.into(), strides.into(), 0))
+    }
+
+    /// Allocates a zero-filled tensor laid out in `format` (`empty(memory_format=...)`).
+    pub fn empty(sizes: &[i64], dtype: DType, device: Device, format: MemoryFormat) -> Result<Tensor> {
+        check_sizes(sizes)?;
+        match (format, sizes.len()) {
+            (MemoryFormat::ChannelsLast, n) if n != 4 => {
+                return Err(Error::value(format!(
+                    "required rank 4 tensor to use channels_last format, got sizes {sizes:?}"
+                )))
+            }
+            (MemoryFormat::ChannelsLast3d, n) if n != 5 => {
+                return Err(Error::value(format!(
+                    "required rank 5 tensor to use channels_last_3d format, got sizes {sizes:?}"
+                )))
+            }
+            _ => {}
+        }
+        Tensor::empty_strided(sizes, &strides_for_format(sizes, format), dtype, device)
+    }
+
+    /// A new handle over the same storage with another geometry: the primitive behind every
+    /// view op. Bounds are checked against the storage.
+    pub fn alias_with_layout(&self, sizes: &[i64], strides: &[i64], offset: i64) -> Result<Tensor> {
+        if offset < 0 {
+            return Err(Error::value(format!("storage offset must be non-negative, got {offset}")));
+        }
+        Tensor::from_parts(
+            self.0.storage.clone(),
+            self.0.dtype,
+            TensorLayout::new(sizes.into(), strides.into(), offset),
+        )
+    }
+
+    // ----- metadata -----
+
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+    pub fn device(&self) -> Device {
+        self.0.storage.device()
+    }
+    pub fn key_set(&self) -> KeySet {
+        self.0.keys
+    }
+    pub fn storage(&self) -> &Storage {
+        &self.0.storage
+    }
+    /// A snapshot of sizes, strides, offset and layout flags.
+    pub fn layout(&self) -> TensorLayout {
+        self.read_layout().clone()
+    }
+    fn read_layout(&self) -> std::sync::RwLockReadGuard<'_, TensorLayout> {
+        self.0.layout.read().unwrap_or_else(|e| e.into_inner())
+    }
+    pub fn sizes(&self) -> DimVec {
+        self.read_layout().sizes.clone()
+    }
+    pub fn strides(&self) -> DimVec {
+        self.read_layout().strides.clone()
+    }
+    pub fn storage_offset(&self) -> i64 {
+        self.read_layout().offset
+    }
+    pub fn dim(&self) -> usize {
+        self.read_layout().dim()
+    }
+    pub fn numel(&self) -> i64 {
+        self.read_layout().numel()
+    }
+    /// The size of dim `d` (negative `d` counts from the end).
+    pub fn size(&self, d: i64) -> Result<i64> {
+        let l = self.read_layout();
+        let d = wrap_dim(d, l.dim())?;
+        Ok(l.sizes[d])
+    }
+    pub fn is_contiguous(&self) -> bool {
+        self.read_layout().is_contiguous()
+    }
+    pub fn is_contiguous_as(&self, format: MemoryFormat) -> bool {
+        self.read_layout().is_contiguous_as(format)
+    }
+    pub fn is_non_overlapping_and_dense(&self) -> bool {
+        self.read_layout().is_non_overlapping_and_dense()
+    }
+    pub fn suggest_memory_format(&self) -> MemoryFormat {
+        self.read_layout().suggest_memory_format()
+    }
+    pub fn is_meta(&self) -> bool {
+        self.device() == Device::Meta
+    }
+    /// Whether both handles refer to the same tensor (not merely the same storage).
+    pub fn is_same(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+    /// The version counter shared with every view of this tensor's storage.
+    pub fn version(&self) -> u64 {
+        self.0.storage.version()
+    }
+    /// Records an in-place modification.
+    pub fn bump_version(&self) {
+        self.0.storage.bump_version()
+    }
+
+    /// Address of element 0 (null on meta).
+    pub fn data_ptr(&self) -> *mut u8 {
+        let base = self.0.storage.data_ptr();
+        if base.is_null() {
+            return base;
+        }
+        let off = self.storage_offset() as usize * self.dtype().size();
+        // SAFETY: `from_parts` and `set_layout_` check that offset+span fits in the storage, so
+        // the offset pointer stays inside (or one past) the allocation.
+        unsafe { base.add(off) }
+    }
+
+    // ----- in-place metadata changes -----
+
+    /// Sets sizes/strides/offset in place (`as_strided_`), growing the storage if needed.
+    pub fn set_layout_(&self, sizes: &[i64], strides: &[i64], offset: i64) -> Result<()> {
+        check_sizes(sizes)?;
+        let layout = TensorLayout::new(sizes.into(), strides.into(), offset);
+        let need = if layout.numel() == 0 { 0 } else { (offset + layout.storage_span()) as usize };
+        self.0.storage.grow(need * self.dtype().size())?;
+        *self.0.layout.write().unwrap_or_else(|e| e.into_inner()) = layout;
+        Ok(())
+    }
+
+    /// `resize_`: keeps the data if the size is unchanged; otherwise gives the tensor
+    /// `format` strides and grows the storage as needed. Existing elements are kept in storage
+    /// order, as in PyTorch.
+    pub fn resize_(&self, sizes: &[i64], format: MemoryFormat) -> Result<()> {
+        if self.sizes() == sizes && format == MemoryFormat::Preserve {
+            return Ok(());
+        }
+        let format = if format == MemoryFormat::Preserve { MemoryFormat::Contiguous } else { format };
+        let strides = strides_for_format(sizes, format);
+        self.set_layout_(sizes, &strides, self.storage_offset())
+    }
+}
+
+/// Wraps a possibly negative dim index into `0..ndim` (a 0-dim tensor accepts -1 and 0).
+pub fn wrap_dim(d: i64, ndim: usize) -> Result<usize> {
+    let n = ndim.max(1) as i64;
+    if d < -n || d >= n {
+        return Err(Error::index(format!(
+            "Dimension out of range (expected to be in range of [{}, {}], but got {d})",
+            -n,
+            n - 1
+        )));
+    }
+    Ok(if d < 0 { (d + n) as usize } else { d as usize })
+}
+
+fn check_sizes(sizes: &[i64]) -> Result<()> {
+    if let Some(s) = sizes.iter().find(|&&s| s < 0) {
+        return Err(Error::value(format!("negative dimension {s} in size {sizes:?}")));
+    }
+    Ok(())
+}
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
