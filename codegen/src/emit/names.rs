@@ -22,13 +22,16 @@ use crate::model::{Argument, BaseTy, DefaultValue, OperatorName, Return, Type};
 /// Overload names that do not appear in the Rust name.
 pub const DEFAULT_OVERLOADS: [&str; 6] = ["", "Tensor", "int", "self", "memory_format", "using_ints"];
 
+/// Methods of std traits implemented by `Tensor` that an inherent method must not shadow.
+const SHADOWED_STD_METHODS: [&str; 1] = ["clone"];
+
 const KEYWORDS: [&str; 8] = ["where", "as", "in", "type", "match", "loop", "move", "ref"];
 
 /// The Rust function/method name of an operator (see the module docs).
 pub fn rust_name(op: &OperatorName) -> String {
     let base = &op.name.base;
     let keep_overload = KEYWORDS.contains(&base.as_str()) || !DEFAULT_OVERLOADS.contains(&op.overload.as_str());
-    let mut s = base.clone();
+    let mut s = if SHADOWED_STD_METHODS.contains(&base.as_str()) { format!("deep_{base}") } else { base.clone() };
     if keep_overload && !op.overload.is_empty() {
         s.push('_');
         s.push_str(&op.overload.to_lowercase());
@@ -243,6 +246,7 @@ mod tests {
         assert_eq!(name("where.self"), "where_self");
         assert_eq!(name("empty.memory_format"), "empty");
         assert_eq!(name("transpose.int"), "transpose");
+        assert_eq!(name("clone"), "deep_clone");
         assert_eq!(camel("sum_dim_intlist"), "SumDimIntlist");
         assert_eq!(camel("add_"), "AddInplace");
     }

@@ -1,1 +1,209 @@
-//! (being written)
+//! Selection and logical kernels: `where.self` (and its `out=` form) and `logical_not`.
+//!
+//! Neither operator is structured in PyTorch, so these are plain kernels: they compute the
+//! result dtype themselves, hand the `out=` tensor to a [`TensorIterator`] (which resizes it to
+//! the broadcast shape) and run a typed loop. The same code serves the CPU and Meta keys; on
+//! meta tensors the iterator is built (shapes and dtypes checked, outputs resized) and no data
+//! is touched.
+
+pub(crate) mod promote;
+
+use crate::generated::decls::{
+    LogicalNotCompositeExplicit, LogicalNotOutCpu, LogicalNotOutMeta, WhereSelfCpu, WhereSelfMeta,
+    WhereSelfOutCpu, WhereSelfOutMeta,
+};
+use crate::{Composite, Cpu, Meta};
+use oxten_runtime::iter::{
+    copy_, cpu_kernel_ternary, cpu_kernel_unary, scalar_type_name, to_dtype, TensorIterator,
+    TensorIteratorConfig,
+};
+use oxten_runtime::{match_dtype, DType, Device, Element, Error, MemoryFormat, Result, Tensor};
+use promote::{result_type, Arg};
+
+// ---------------------------------------------------------------------------------------------
+// where
+// ---------------------------------------------------------------------------------------------
+
+/// The device a functional `where` allocates its result on: the first operand that is not on
+/// the CPU (0-dim CPU tensors may accompany tensors of another device), else the CPU.
+fn where_device(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Device {
+    [self_, other, condition]
+        .iter()
+        .map(|t| t.device())
+        .find(|&d| d != Device::Cpu)
+        .unwrap_or(Device::Cpu)
+}
+
+/// A 0-dim CPU tensor used next to tensors on `device` stands for a scalar: PyTorch moves it to
+/// the output's device. On meta that means a meta tensor of the same dtype (no data to move).
+fn to_device_if_cpu_scalar(t: Tensor, device: Device) -> Result<Tensor> {
+    if device == Device::Meta && t.device() == Device::Cpu && t.dim() == 0 {
+        return Tensor::empty(&[], t.dtype(), Device::Meta, MemoryFormat::Contiguous);
+    }
+    Ok(t)
+}
+
+/// `where(condition, self, other, out=out)`: `self` and `other` are converted to their result
+/// type, which `out` must already have; the three inputs broadcast together and `out` is
+/// resized to the broadcast shape.
+fn where_into(condition: &Tensor, self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<()> {
+    let rt = result_type(&[Arg::Tensor(self_), Arg::Tensor(other)]);
+    if out.dtype() != rt {
+        return Err(Error::dtype(format!(
+            "Expected out type to be {} but got {}",
+            scalar_type_name(rt),
+            scalar_type_name(out.dtype())
+        )));
+    }
+    let device = out.device();
+    let a = to_device_if_cpu_scalar(to_dtype(self_, rt)?, device)?;
+    let b = to_device_if_cpu_scalar(to_dtype(other, rt)?, device)?;
+    // uint8 masks are still accepted by PyTorch (deprecated, with a warning): they are read as
+    // `mask != 0`.
+    let c = if condition.dtype() == DType::U8 {
+        to_dtype(condition, DType::Bool)?
+    } else {
+        condition.clone()
+    };
+    if c.dtype() != DType::Bool {
+        return Err(Error::dtype(format!(
+            "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+            scalar_type_name(c.dtype())
+        )));
+    }
+    let c = to_device_if_cpu_scalar(c, device)?;
+    let iter = TensorIteratorConfig::new()
+        .check_all_same_dtype(false)
+        .add_output(out)
+        .add_input(&c)
+        .add_input(&a)
+        .add_input(&b)
+        .build()?;
+    if iter.is_meta() {
+        return Ok(());
+    }
+    match_dtype!(rt, T => cpu_kernel_ternary::<bool, T, T, T>(&iter, |c, a, b| if c { a } else { b }));
+    Ok(())
+}
+
+/// Functional `where`: a result of the promoted dtype, allocated empty and filled by
+/// [`where_into`] (which gives it the broadcast shape).
+fn where_functional(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+    let rt = result_type(&[Arg::Tensor(self_), Arg::Tensor(other)]);
+    let out = Tensor::empty(
+        &[0],
+        rt,
+        where_device(condition, self_, other),
+        MemoryFormat::Contiguous,
+    )?;
+    where_into(condition, self_, other, &out)?;
+    Ok(out)
+}
+
+impl WhereSelfCpu for Cpu {
+    fn where_self(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+        where_functional(condition, self_, other)
+    }
+}
+
+impl WhereSelfMeta for Meta {
+    fn where_self(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+        where_functional(condition, self_, other)
+    }
+}
+
+impl WhereSelfOutCpu for Cpu {
+    fn where_self_out(
+        condition: &Tensor,
+        self_: &Tensor,
+        other: &Tensor,
+        out: &Tensor,
+    ) -> Result<Tensor> {
+        where_into(condition, self_, other, out)?;
+        Ok(out.clone())
+    }
+}
+
+impl WhereSelfOutMeta for Meta {
+    fn where_self_out(
+        condition: &Tensor,
+        self_: &Tensor,
+        other: &Tensor,
+        out: &Tensor,
+    ) -> Result<Tensor> {
+        where_into(condition, self_, other, out)?;
+        Ok(out.clone())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// logical_not
+// ---------------------------------------------------------------------------------------------
+
+/// `logical_not(self)`: a bool result, computed by the `out=` overload (as in PyTorch, so a
+/// backend only has to provide `logical_not.out`).
+impl LogicalNotCompositeExplicit for Composite {
+    fn logical_not(self_: &Tensor) -> Result<Tensor> {
+        let out = oxten_runtime::ops::empty::call(
+            &[0],
+            Some(DType::Bool),
+            None,
+            Some(self_.device()),
+            None,
+            None,
+        )?;
+        oxten_runtime::ops::logical_not_out::call(self_, &out)
+    }
+}
+
+/// Writes `x == 0` for every element of `self_` into `out` (resized to `self_`'s shape), cast
+/// to `out`'s dtype: a bool `out` is written directly; any other dtype receives the 0/1 values
+/// through a bool temporary, which keeps the loop to one instantiation per input dtype.
+fn logical_not_into(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+    let iter = TensorIteratorConfig::new()
+        .check_all_same_dtype(false)
+        .add_output(out)
+        .add_input(self_)
+        .build()?;
+    if iter.is_meta() {
+        return Ok(out.clone());
+    }
+    if out.dtype() == DType::Bool {
+        logical_not_loop(&iter, self_.dtype());
+    } else {
+        let tmp = Tensor::empty(
+            &out.sizes(),
+            DType::Bool,
+            Device::Cpu,
+            MemoryFormat::Contiguous,
+        )?;
+        let iter = TensorIteratorConfig::new()
+            .check_all_same_dtype(false)
+            .add_output(&tmp)
+            .add_input(self_)
+            .build()?;
+        logical_not_loop(&iter, self_.dtype());
+        copy_(out, &tmp)?;
+    }
+    Ok(out.clone())
+}
+
+/// The `bool <- x == 0` loop; NaN is nonzero, so `logical_not(nan)` is false.
+fn logical_not_loop(iter: &TensorIterator, dtype: DType) {
+    match_dtype!(dtype, T => {
+        let zero = <T as Element>::from_f64(0.0);
+        cpu_kernel_unary::<T, bool>(iter, move |x| x == zero)
+    })
+}
+
+impl LogicalNotOutCpu for Cpu {
+    fn logical_not_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+        logical_not_into(self_, out)
+    }
+}
+
+impl LogicalNotOutMeta for Meta {
+    fn logical_not_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+        logical_not_into(self_, out)
+    }
+}

@@ -116,13 +116,12 @@ pub fn set_init_hook(f: fn()) {
     let _ = INIT_HOOK.set(f);
 }
 
-/// Runs the init hook if there is one and it has not run; returns whether it ran now.
+/// Makes sure the init hook, if there is one, has run to completion (threads that arrive while
+/// another thread runs it wait for it). Returns whether there is a hook, i.e. whether a lookup
+/// that missed is worth retrying: a miss may have raced with registration on another thread, and
+/// retrying a real miss only costs a second lookup on an error path.
 pub(crate) fn run_init_hook() -> bool {
     let Some(hook) = INIT_HOOK.get() else { return false };
-    let mut ran = false;
-    INIT_RAN.call_once(|| {
-        hook();
-        ran = true;
-    });
-    ran
+    INIT_RAN.call_once(hook);
+    true
 }

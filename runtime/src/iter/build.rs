@@ -1,45 +1,42 @@
 //! `TensorIteratorConfig::build`: PyTorch's build order, step by step (operands, overlap, shape,
-//! resize marks, dtypes, then the fast setup or strides → reorder → allocate → coalesce).
+//! resize marks, dtypes; the layout steps that follow live in `strides.rs`).
 
 use super::config::TensorIteratorConfig;
 use super::copy::to_dtype;
 use super::dtypes::{infer_size, result_type, scalar_type_name};
 use super::iterator::TensorIterator;
 use super::operand::Operand;
-use super::outputs::{resize_as_requested, StructuredOutputs};
+use super::outputs::StructuredOutputs;
 use super::overlap::{assert_no_internal_overlap, assert_no_partial_overlap};
 use crate::device::{Device, MemoryFormat};
 use crate::dtype::{can_cast, DType, DEFAULT_FLOAT};
 use crate::error::{Error, Result};
-use crate::tensor::{strides_for_format, Tensor};
+use crate::tensor::Tensor;
 
-/// The layouts the fast setup recognises when every operand has the same shape.
-enum FastSetup {
-    Contiguous,
-    ChannelsLast,
-    /// Dense with identical strides: outputs copy the strides of operand `.0`.
-    NonOverlappingDense(usize),
-}
-
-struct Builder<'a> {
-    cfg: &'a TensorIteratorConfig,
-    ops: Vec<Operand>,
-    nout: usize,
+pub(super) struct Builder<'a> {
+    pub(super) cfg: &'a TensorIteratorConfig,
+    pub(super) ops: Vec<Operand>,
+    pub(super) nout: usize,
     /// Iteration shape: broadcast order until `reorder_dimensions`, then fastest dim first.
-    shape: Vec<i64>,
+    pub(super) shape: Vec<i64>,
     /// The broadcast shape in the operands' dim order.
-    full_shape: Vec<i64>,
+    pub(super) full_shape: Vec<i64>,
     /// `perm[i]` is the broadcast dim that iteration dim `i` walks.
-    perm: Vec<usize>,
-    all_same_shape: bool,
-    all_scalars: bool,
-    common_dtype: Option<DType>,
-    device: Device,
+    pub(super) perm: Vec<usize>,
+    pub(super) all_same_shape: bool,
+    pub(super) all_scalars: bool,
+    pub(super) common_dtype: Option<DType>,
+    pub(super) device: Device,
 }
 
-pub(crate) fn build(cfg: TensorIteratorConfig, outs: &mut StructuredOutputs) -> Result<TensorIterator> {
+pub(crate) fn build(
+    cfg: TensorIteratorConfig,
+    outs: &mut StructuredOutputs,
+) -> Result<TensorIterator> {
     if cfg.misordered {
-        return Err(Error::value("TensorIteratorConfig: all outputs must be added before any input"));
+        return Err(Error::value(
+            "TensorIteratorConfig: all outputs must be added before any input",
+        ));
     }
     let nout = outs.len();
     let mut ops = Vec::with_capacity(nout + cfg.inputs.len());
@@ -90,7 +87,7 @@ pub(crate) fn build(cfg: TensorIteratorConfig, outs: &mut StructuredOutputs) -> 
 }
 
 impl Builder<'_> {
-    fn inputs(&self) -> impl Iterator<Item = &Operand> {
+    pub(super) fn inputs(&self) -> impl Iterator<Item = &Operand> {
         self.ops[self.nout..].iter()
     }
 
@@ -98,7 +95,9 @@ impl Builder<'_> {
     fn mark_read_write(&mut self) {
         for i in 0..self.nout {
             if let Some(t) = &self.ops[i].tensor {
-                let rw = self.ops[self.nout..].iter().any(|o| o.tensor.as_ref().is_some_and(|x| x.is_same(t)));
+                let rw = self.ops[self.nout..]
+                    .iter()
+                    .any(|o| o.tensor.as_ref().is_some_and(|x| x.is_same(t)));
                 self.ops[i].is_read_write = rw;
             }
         }
@@ -108,7 +107,10 @@ impl Builder<'_> {
         if !self.cfg.check_mem_overlap {
             return Ok(());
         }
-        for out in self.ops[..self.nout].iter().filter_map(|o| o.tensor.as_ref()) {
+        for out in self.ops[..self.nout]
+            .iter()
+            .filter_map(|o| o.tensor.as_ref())
+        {
             assert_no_internal_overlap(out)?;
             for inp in self.inputs().filter_map(|o| o.tensor.as_ref()) {
                 if !inp.is_same(out) {
@@ -152,7 +154,7 @@ impl Builder<'_> {
             }
             if shape.is_empty() {
                 shape = sizes.to_vec();
-            } else if sizes != &shape[..] {
+            } else if sizes != shape[..] {
                 self.all_same_shape = false;
                 shape = infer_size(&shape, &sizes)?;
             }
@@ -172,7 +174,7 @@ impl Builder<'_> {
             let op = &self.ops[i];
             let Some(t) = &op.tensor else { continue };
             let sizes = t.sizes();
-            if sizes != &self.shape[..] {
+            if sizes != self.shape[..] {
                 if self.cfg.resize_outputs && !op.is_read_write {
                     self.ops[i].will_resize = true;
                     continue;
@@ -203,21 +205,22 @@ impl Builder<'_> {
             if common_device == Device::Cpu && t.device() != Device::Cpu && !op.is_wrapped {
                 common_device = t.device();
             }
-            let (seen, diff) = if op.is_output { (&mut out_dtype, &mut diff_out) } else { (&mut common, &mut diff_in) };
+            let (seen, diff) = if op.is_output {
+                (&mut out_dtype, &mut diff_out)
+            } else {
+                (&mut common, &mut diff_in)
+            };
             match *seen {
                 None => *seen = Some(t.dtype()),
                 Some(d) if d != t.dtype() => *diff = true,
                 _ => {}
             }
         }
-        if diff_in && !cfg.promote_inputs_to_common_dtype
-            && (undefined_outputs || cfg.enforce_safe_casting_to_output || cfg.cast_common_dtype_to_outputs)
+        if cfg.check_all_same_dtype
+            && (diff_in
+                || diff_out
+                || (common.is_some() && out_dtype.is_some() && common != out_dtype))
         {
-            return Err(Error::dtype(
-                "TensorIterator: the inputs have different dtypes; enable promote_inputs_to_common_dtype",
-            ));
-        }
-        if cfg.check_all_same_dtype && (diff_in || diff_out || (common.is_some() && out_dtype.is_some() && common != out_dtype)) {
             let expected = common.or(out_dtype).expect("some operand has a dtype");
             for t in self.ops.iter().filter_map(|o| o.tensor.as_ref()) {
                 if t.dtype() != expected {
@@ -229,8 +232,22 @@ impl Builder<'_> {
                 }
             }
         }
+        if diff_in
+            && !cfg.promote_inputs_to_common_dtype
+            && (undefined_outputs
+                || cfg.enforce_safe_casting_to_output
+                || cfg.cast_common_dtype_to_outputs)
+        {
+            return Err(Error::dtype(
+                "TensorIterator: the inputs have different dtypes; enable promote_inputs_to_common_dtype",
+            ));
+        }
         if (diff_in || self.all_scalars) && cfg.promote_inputs_to_common_dtype {
-            let ins = self.inputs().filter_map(|o| o.tensor.as_ref().map(|t| (t.dtype(), t.dim(), o.is_wrapped)));
+            let ins = self.inputs().filter_map(|o| {
+                o.tensor
+                    .as_ref()
+                    .map(|t| (t.dtype(), t.dim(), o.is_wrapped))
+            });
             common = result_type(ins.collect::<Vec<_>>()).or(common);
         }
         if cfg.promote_integer_inputs_to_float && common.is_some_and(|c| c.is_integral(true)) {
@@ -247,7 +264,10 @@ impl Builder<'_> {
                 continue;
             };
             if cfg.check_all_same_device && t.device() != common_device && !op.is_wrapped {
-                let cpu_scalar = cfg.allow_cpu_scalars && !op.is_output && t.dim() == 0 && t.device() == Device::Cpu;
+                let cpu_scalar = cfg.allow_cpu_scalars
+                    && !op.is_output
+                    && t.dim() == 0
+                    && t.device() == Device::Cpu;
                 if cpu_scalar {
                     cpu_scalars += 1;
                 }
@@ -273,7 +293,12 @@ impl Builder<'_> {
             let on_cpu = common_device == Device::Cpu;
             if op.is_output && cfg.cast_common_dtype_to_outputs {
                 if on_cpu {
-                    op.exchange(Tensor::empty(&t.sizes(), c, Device::Cpu, MemoryFormat::Contiguous)?);
+                    op.exchange(Tensor::empty(
+                        &t.sizes(),
+                        c,
+                        Device::Cpu,
+                        MemoryFormat::Contiguous,
+                    )?);
                     op.needs_cast_back = true;
                 } else {
                     op.dtype = Some(c);
@@ -288,247 +313,5 @@ impl Builder<'_> {
             }
         }
         Ok(())
-    }
-
-    fn fast_setup_type(&self) -> Option<FastSetup> {
-        if self.cfg.is_reduction || !self.all_same_shape {
-            return None;
-        }
-        let counted = || self.ops.iter().filter(|o| !o.will_resize).filter_map(|o| o.tensor.as_ref());
-        let contiguous = counted().all(|t| t.is_contiguous());
-        if self.cfg.enforce_linear_iteration {
-            return contiguous.then_some(FastSetup::Contiguous);
-        }
-        if contiguous {
-            return Some(FastSetup::Contiguous);
-        }
-        if counted().all(|t| t.is_contiguous_as(MemoryFormat::ChannelsLast)) {
-            return Some(FastSetup::ChannelsLast);
-        }
-        if !counted().all(|t| t.is_non_overlapping_and_dense()) {
-            return None;
-        }
-        // Identical strides everywhere (inputs first, then outputs, as PyTorch checks them).
-        let mut reference: Option<usize> = None;
-        for i in (0..self.ops.len()).rev() {
-            let op = &self.ops[i];
-            let Some(t) = &op.tensor else { continue };
-            if op.will_resize {
-                continue;
-            }
-            match reference {
-                None => reference = Some(i),
-                Some(r) if self.ops[r].tensor.as_ref().is_some_and(|x| x.strides() != t.strides()) => return None,
-                _ => {}
-            }
-        }
-        let last_defined = (0..self.ops.len()).rev().find(|&i| self.ops[i].tensor.is_some())?;
-        Some(FastSetup::NonOverlappingDense(last_defined))
-    }
-
-    /// All operands share one shape and one dense layout: allocate outputs in it and iterate
-    /// over one flat dim.
-    fn fast_set_up(&mut self, outs: &mut StructuredOutputs) -> Result<bool> {
-        let Some(kind) = self.fast_setup_type() else { return Ok(false) };
-        let shape = self.shape.clone();
-        let strides: Option<Vec<i64>> = match kind {
-            FastSetup::Contiguous => None,
-            FastSetup::ChannelsLast => Some(strides_for_format(&shape, MemoryFormat::ChannelsLast).to_vec()),
-            FastSetup::NonOverlappingDense(i) => self.ops[i].tensor.as_ref().map(|t| t.strides().to_vec()),
-        };
-        for i in 0..self.nout {
-            self.set_output(outs, i, &shape, strides.as_deref())?;
-        }
-        let numel: i64 = shape.iter().product();
-        self.perm = (0..shape.len()).rev().collect();
-        if !shape.is_empty() {
-            self.shape = vec![numel];
-        }
-        for op in &mut self.ops {
-            let es = op.tensor.as_ref().map_or(1, |t| t.dtype().size() as i64);
-            op.stride_bytes = if shape.is_empty() { Vec::new() } else { vec![es] };
-        }
-        Ok(true)
-    }
-
-    /// Calls the structured `set_output` hook, then points the operand at the result (or
-    /// resizes its cast temporary).
-    fn set_output(&mut self, outs: &mut StructuredOutputs, i: usize, sizes: &[i64], strides: Option<&[i64]>) -> Result<()> {
-        let op = &self.ops[i];
-        let dtype = match op.user_tensor() {
-            Some(t) => t.dtype(),
-            None => op.dtype.expect("compute_types gave every output a dtype"),
-        };
-        outs.set_output(i, sizes, strides, dtype, self.device)?;
-        let user = outs.output(i).clone();
-        let op = &mut self.ops[i];
-        if op.original.is_some() {
-            if op.will_resize {
-                if let Some(tmp) = &op.tensor {
-                    resize_as_requested(tmp, sizes, strides)?;
-                }
-            }
-            op.original = Some(user);
-        } else {
-            op.tensor = Some(user);
-        }
-        Ok(())
-    }
-
-    /// Byte strides of `t` over the broadcast shape (0 on broadcast dims), in broadcast order.
-    fn broadcast_strides(&self, t: &Tensor) -> Result<Vec<i64>> {
-        let ndim = self.full_shape.len();
-        let l = t.layout();
-        if l.dim() > ndim {
-            return Err(Error::shape(format!(
-                "operand with shape {:?} has more dims than the iteration shape {:?}",
-                &l.sizes[..],
-                self.full_shape
-            )));
-        }
-        let es = t.dtype().size() as i64;
-        let off = ndim - l.dim();
-        let mut st = vec![0; ndim];
-        for i in 0..l.dim() {
-            st[off + i] = if l.sizes[i] == 1 && self.full_shape[off + i] != 1 { 0 } else { l.strides[i] * es };
-        }
-        Ok(st)
-    }
-
-    fn compute_strides(&mut self) -> Result<()> {
-        for i in 0..self.ops.len() {
-            if self.ops[i].will_resize {
-                continue;
-            }
-            if let Some(t) = &self.ops[i].tensor {
-                self.ops[i].stride_bytes = self.broadcast_strides(t)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// PyTorch's `reorder_dimensions`: an insertion sort of the dims by the operands' strides
-    /// (fastest first), where a stride 0 defers to the next operand, ties go to the smaller
-    /// size, and a reduction's reduced dims move to the front.
-    fn reorder_dimensions(&mut self) {
-        let ndim = self.shape.len();
-        self.perm = (0..ndim).rev().collect();
-        if ndim <= 1 || self.cfg.enforce_linear_iteration {
-            self.permute_dimensions();
-            return;
-        }
-        let should_swap = |dim0: usize, dim1: usize| -> i32 {
-            for op in &self.ops {
-                if op.stride_bytes.is_empty() || op.will_resize {
-                    continue;
-                }
-                let (s0, s1) = (op.stride_bytes[dim0], op.stride_bytes[dim1]);
-                if self.cfg.is_reduction && op.is_output && ((s0 == 0) != (s1 == 0)) {
-                    return if s1 == 0 { 1 } else { -1 };
-                }
-                if s0 == 0 || s1 == 0 {
-                    continue;
-                }
-                if s0 < s1 {
-                    return -1;
-                }
-                if s0 > s1 {
-                    return 1;
-                }
-                if self.shape[dim0] > self.shape[dim1] {
-                    return 1;
-                }
-            }
-            0
-        };
-        let mut perm = self.perm.clone();
-        for i in 1..ndim {
-            let mut dim1 = i;
-            for dim0 in (0..i).rev() {
-                match should_swap(perm[dim0], perm[dim1]) {
-                    c if c > 0 => {
-                        perm.swap(dim0, dim1);
-                        dim1 = dim0;
-                    }
-                    c if c < 0 => break,
-                    _ => {}
-                }
-            }
-        }
-        self.perm = perm;
-        self.permute_dimensions();
-    }
-
-    fn permute_dimensions(&mut self) {
-        let perm = &self.perm;
-        self.shape = perm.iter().map(|&p| self.full_shape[p]).collect();
-        for op in &mut self.ops {
-            if !op.stride_bytes.is_empty() {
-                op.stride_bytes = perm.iter().map(|&p| op.stride_bytes[p]).collect();
-            }
-        }
-    }
-
-    /// Allocates undefined outputs and resizes the ones marked for it, contiguous in the
-    /// iteration (stride-sorted) order; every output is then told to `set_output`.
-    fn allocate_or_resize_outputs(&mut self, outs: &mut StructuredOutputs) -> Result<()> {
-        let ndim = self.shape.len();
-        let inverted = self.perm.iter().enumerate().all(|(j, &p)| p == ndim - 1 - j);
-        for i in 0..self.nout {
-            let op = &self.ops[i];
-            if op.tensor.is_none() || op.will_resize {
-                let mut strides = vec![0i64; ndim];
-                let mut next = 1i64;
-                for d in 0..ndim {
-                    strides[self.perm[d]] = next;
-                    next *= self.shape[d];
-                }
-                let sizes = self.full_shape.clone();
-                self.set_output(outs, i, &sizes, if inverted { None } else { Some(&strides) })?;
-            } else {
-                let sizes = op.tensor.as_ref().map(|t| t.sizes()).unwrap_or_default();
-                self.set_output(outs, i, &sizes, None)?;
-            }
-            let t = self.ops[i].tensor.clone().expect("set_output defined the output");
-            let st = self.broadcast_strides(&t)?;
-            self.ops[i].stride_bytes = self.perm.iter().map(|&p| st[p]).collect();
-        }
-        Ok(())
-    }
-
-    /// Merges adjacent dims that are size 1 or that every operand walks as one (PyTorch's
-    /// `coalesce_dimensions`).
-    fn coalesce_dimensions(&mut self) {
-        let ndim = self.shape.len();
-        if ndim <= 1 {
-            return;
-        }
-        let can_coalesce = |ops: &[Operand], shape: &[i64], d0: usize, d1: usize| {
-            let (s0, s1) = (shape[d0], shape[d1]);
-            s0 == 1 || s1 == 1 || ops.iter().all(|o| s0 * o.stride_bytes[d0] == o.stride_bytes[d1])
-        };
-        let mut prev = 0;
-        for dim in 1..ndim {
-            if can_coalesce(&self.ops, &self.shape, prev, dim) {
-                if self.shape[prev] == 1 {
-                    for o in &mut self.ops {
-                        o.stride_bytes[prev] = o.stride_bytes[dim];
-                    }
-                }
-                self.shape[prev] *= self.shape[dim];
-            } else {
-                prev += 1;
-                if prev != dim {
-                    for o in &mut self.ops {
-                        o.stride_bytes[prev] = o.stride_bytes[dim];
-                    }
-                    self.shape[prev] = self.shape[dim];
-                }
-            }
-        }
-        self.shape.truncate(prev + 1);
-        for o in &mut self.ops {
-            o.stride_bytes.truncate(prev + 1);
-        }
     }
 }

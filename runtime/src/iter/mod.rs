@@ -27,31 +27,35 @@ mod copy;
 mod dtypes;
 mod iterator;
 mod loops;
-mod opmath;
 mod operand;
+mod opmath;
 mod outputs;
 mod overlap;
 mod reduce;
+mod reduce_plan;
+mod strides;
 mod sum;
 
 pub use argreduce::reduce_with_index_kernel;
 pub use cast_loops::CastTo;
 pub use config::{
-    binary_float_op_config, binary_op_config, comparison_op_config, nullary_op_config, reduce_op_config,
-    ternary_op_config, unary_float_op_config, unary_op_config, wrapped_scalar_tensor, TensorIteratorConfig,
+    binary_float_op_config, binary_op_config, comparison_op_config, nullary_op_config,
+    reduce_op_config, ternary_op_config, unary_float_op_config, unary_op_config,
+    wrapped_scalar_tensor, TensorIteratorConfig,
 };
 pub use copy::{copy_, to_dtype};
 pub use dtypes::{infer_size, scalar_type_name};
 pub use iterator::TensorIterator;
 pub use loops::{
-    cpu_kernel_binary, cpu_kernel_binary_math, cpu_kernel_nullary, cpu_kernel_ternary, cpu_kernel_unary,
-    cpu_kernel_unary_math,
+    cpu_kernel_binary, cpu_kernel_binary_math, cpu_kernel_nullary, cpu_kernel_ternary,
+    cpu_kernel_unary, cpu_kernel_unary_math,
 };
 pub use opmath::OpMath;
 pub use outputs::{OutputMode, StructuredOutputs};
 pub use overlap::{get_overlap_status, has_internal_overlap, MemOverlap, MemOverlapStatus};
 pub use reduce::{
-    check_reduction_nonempty, make_reduction, reduce_kernel, reduction_output_shape, review_reduce_result,
+    check_reduction_nonempty, make_reduction, reduce_kernel, reduction_output_shape,
+    review_reduce_result,
 };
 pub use sum::sum_kernel;
 

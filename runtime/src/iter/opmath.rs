@@ -32,7 +32,9 @@ pub trait OpMath: Element {
     where
         F: Fn(Self::Math, Self::Math) -> Self::Math + Sync,
     {
-        loops::cpu_kernel_binary::<Self, Self, Self>(iter, move |a, b| Self::from_math(f(a.to_math(), b.to_math())))
+        loops::cpu_kernel_binary::<Self, Self, Self>(iter, move |a, b| {
+            Self::from_math(f(a.to_math(), b.to_math()))
+        })
     }
 }
 
@@ -57,24 +59,82 @@ pub(crate) trait ReducedFloat: Element {
     fn block_from_f32(src: &[f32], dst: &mut [Self]);
 }
 
-macro_rules! reduced_float {
-    ($($t:ty),*) => {$(
-        impl ReducedFloat for $t {
-            #[inline(always)]
-            fn to_f32(self) -> f32 { <$t>::to_f32(self) }
-            #[inline(always)]
-            fn from_f32(v: f32) -> Self { <$t>::from_f32(v) }
-            #[inline]
-            fn block_to_f32(src: &[Self], dst: &mut [f32]) { src.convert_to_f32_slice(dst) }
-            #[inline]
-            fn block_from_f32(src: &[f32], dst: &mut [Self]) { dst.convert_from_f32_slice(src) }
+/// bf16 → f32, bit-identical to `half` (a NaN gets its quiet bit set); written without
+/// branches so that block conversions vectorize.
+#[inline(always)]
+pub(crate) fn bf16_bits_to_f32(i: u16) -> f32 {
+    let q = if i & 0x7fff > 0x7f80 { i | 0x0040 } else { i };
+    f32::from_bits((q as u32) << 16)
+}
+
+/// f32 → bf16 with round-to-nearest-even, bit-identical to `half`, branch-free.
+#[inline(always)]
+pub(crate) fn f32_to_bf16_bits(v: f32) -> u16 {
+    let x = v.to_bits();
+    let nan = ((x >> 16) | 0x0040) as u16;
+    let up = (x & 0x8000 != 0 && x & 0x17fff != 0) as u32;
+    let rounded = ((x >> 16) + up) as u16;
+    if x & 0x7fff_ffff > 0x7f80_0000 {
+        nan
+    } else {
+        rounded
+    }
+}
+
+impl ReducedFloat for f16 {
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        f16::to_f32(self)
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        f16::from_f32(v)
+    }
+    #[inline]
+    fn block_to_f32(src: &[Self], dst: &mut [f32]) {
+        src.convert_to_f32_slice(dst)
+    }
+    #[inline]
+    fn block_from_f32(src: &[f32], dst: &mut [Self]) {
+        dst.convert_from_f32_slice(src)
+    }
+}
+
+impl ReducedFloat for bf16 {
+    #[inline(always)]
+    fn to_f32(self) -> f32 {
+        bf16_bits_to_f32(self.to_bits())
+    }
+    #[inline(always)]
+    fn from_f32(v: f32) -> Self {
+        bf16::from_bits(f32_to_bf16_bits(v))
+    }
+    #[inline]
+    fn block_to_f32(src: &[Self], dst: &mut [f32]) {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = bf16_bits_to_f32(s.to_bits());
         }
+    }
+    #[inline]
+    fn block_from_f32(src: &[f32], dst: &mut [Self]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = bf16::from_bits(f32_to_bf16_bits(s));
+        }
+    }
+}
+
+macro_rules! reduced_opmath {
+    ($($t:ty),*) => {$(
         impl OpMath for $t {
             type Math = f32;
             #[inline(always)]
-            fn to_math(self) -> f32 { <$t>::to_f32(self) }
+            fn to_math(self) -> f32 {
+                <$t as ReducedFloat>::to_f32(self)
+            }
             #[inline(always)]
-            fn from_math(m: f32) -> Self { <$t>::from_f32(m) }
+            fn from_math(m: f32) -> Self {
+                <$t as ReducedFloat>::from_f32(m)
+            }
             fn unary_math_kernel<F>(iter: &TensorIterator, f: F)
             where
                 F: Fn(f32) -> f32 + Sync,
@@ -90,4 +150,40 @@ macro_rules! reduced_float {
         }
     )*};
 }
-reduced_float!(f16, bf16);
+reduced_opmath!(f16, bf16);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bf16_conversions_match_half() {
+        for i in 0..=u16::MAX {
+            let (a, b) = (bf16_bits_to_f32(i), bf16::from_bits(i).to_f32());
+            assert_eq!(a.to_bits(), b.to_bits(), "{i:#x}");
+        }
+        // Every f32 exponent, with mantissas around each rounding boundary, and specials.
+        let mut xs = vec![
+            0u32,
+            0x8000_0000,
+            0x7f80_0000,
+            0xff80_0000,
+            0x7fc0_0000,
+            0x7f80_0001,
+            0xffff_ffff,
+        ];
+        for e in 0..256u32 {
+            for m in [
+                0u32, 1, 0x7fff, 0x8000, 0x8001, 0x1_7fff, 0x1_8000, 0x1_8001, 0x7f_ffff, 0x7f_8000,
+            ] {
+                for sign in [0, 0x8000_0000] {
+                    xs.push(sign | (e << 23) | m);
+                }
+            }
+        }
+        for x in xs {
+            let v = f32::from_bits(x);
+            assert_eq!(f32_to_bf16_bits(v), bf16::from_f32(v).to_bits(), "{x:#x}");
+        }
+    }
+}

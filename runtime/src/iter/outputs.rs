@@ -35,7 +35,11 @@ pub struct StructuredOutputs {
 impl StructuredOutputs {
     /// `n` outputs, each allocated by `set_output`.
     pub fn functional(n: usize) -> Self {
-        StructuredOutputs { mode: OutputMode::Functional, given: vec![None; n], results: vec![None; n] }
+        StructuredOutputs {
+            mode: OutputMode::Functional,
+            given: vec![None; n],
+            results: vec![None; n],
+        }
     }
 
     /// One output, `self_`, written in place.
@@ -60,7 +64,11 @@ impl StructuredOutputs {
     /// the plain [`TensorIteratorConfig::build`](super::TensorIteratorConfig::build) uses.
     pub(crate) fn from_given(given: Vec<Option<Tensor>>) -> Self {
         let n = given.len();
-        StructuredOutputs { mode: OutputMode::Out, given, results: vec![None; n] }
+        StructuredOutputs {
+            mode: OutputMode::Out,
+            given,
+            results: vec![None; n],
+        }
     }
 
     pub fn mode(&self) -> OutputMode {
@@ -121,7 +129,9 @@ impl StructuredOutputs {
     /// # Panics
     /// If `set_output(idx, ..)` has not been called.
     pub fn output(&self, idx: usize) -> &Tensor {
-        self.results[idx].as_ref().unwrap_or_else(|| panic!("set_output was not called for output {idx}"))
+        self.results[idx]
+            .as_ref()
+            .unwrap_or_else(|| panic!("set_output was not called for output {idx}"))
     }
 
     /// The user-visible results: the new tensors (functional), `self` (inplace), or the `out=`
@@ -134,7 +144,10 @@ impl StructuredOutputs {
             .into_iter()
             .zip(self.given)
             .enumerate()
-            .map(|(i, (r, g))| r.or(g).unwrap_or_else(|| panic!("set_output was not called for output {i}")))
+            .map(|(i, (r, g))| {
+                r.or(g)
+                    .unwrap_or_else(|| panic!("set_output was not called for output {i}"))
+            })
             .collect()
     }
 }
@@ -165,7 +178,13 @@ fn check_inplace(t: &Tensor, sizes: &[i64], dtype: DType, device: Device) -> Res
 
 /// PyTorch's `resize_out`: check device and dtype, then resize; only a tensor that was actually
 /// resized gets the requested strides.
-fn resize_out(t: &Tensor, sizes: &[i64], strides: Option<&[i64]>, dtype: DType, device: Device) -> Result<()> {
+fn resize_out(
+    t: &Tensor,
+    sizes: &[i64],
+    strides: Option<&[i64]>,
+    dtype: DType,
+    device: Device,
+) -> Result<()> {
     if t.device() != device {
         return Err(Error::device(format!(
             "Expected out tensor to have device {device}, but got {} instead",
@@ -185,7 +204,11 @@ fn resize_out(t: &Tensor, sizes: &[i64], strides: Option<&[i64]>, dtype: DType, 
 }
 
 /// Resizes `t` to `sizes`, with `strides` when given and contiguous strides otherwise.
-pub(crate) fn resize_as_requested(t: &Tensor, sizes: &[i64], strides: Option<&[i64]>) -> Result<()> {
+pub(crate) fn resize_as_requested(
+    t: &Tensor,
+    sizes: &[i64],
+    strides: Option<&[i64]>,
+) -> Result<()> {
     t.resize_(sizes, MemoryFormat::Contiguous)?;
     if let Some(st) = strides {
         if t.strides() != st {

@@ -90,6 +90,20 @@ impl Tensor {
         Tensor::empty_strided(sizes, &strides_for_format(sizes, format), dtype, device)
     }
 
+    /// A copy of this tensor's bytes in storage on another host-memory device (CPU or
+    /// `PrivateUse1`), for out-of-tree backends whose memory is host memory.
+    pub fn copy_to_host_device(&self, device: Device) -> Result<Tensor> {
+        let host = |d: Device| matches!(d, Device::Cpu | Device::PrivateUse1(_));
+        if !(host(self.device()) && host(device)) {
+            return Err(Error::device(format!("cannot view {} memory as {device}", self.device())));
+        }
+        let l = self.layout();
+        let storage = Storage::new(self.storage().nbytes(), device)?;
+        // SAFETY: both storages own at least `nbytes` bytes of host memory and are distinct.
+        unsafe { std::ptr::copy_nonoverlapping(self.storage().data_ptr(), storage.data_ptr(), self.storage().nbytes()) };
+        Tensor::from_parts(storage, self.dtype(), l)
+    }
+
     /// A new handle over the same storage with another geometry: the primitive behind every
     /// view op. Bounds are checked against the storage.
     pub fn alias_with_layout(&self, sizes: &[i64], strides: &[i64], offset: i64) -> Result<Tensor> {

@@ -1,0 +1,93 @@
+//! The emitters: deterministic output, the naming rule, and errors for YAML the generator cannot
+//! turn into Rust.
+
+use expect_test::expect;
+use oxten_codegen::emit::{generate_from_str, stubs};
+use oxten_codegen::yaml::parse_native_functions;
+
+const REPO_YAML: &str = include_str!("../../native_functions.yaml");
+
+#[test]
+fn generation_is_deterministic() {
+    let a = generate_from_str(REPO_YAML, "native_functions.yaml").unwrap();
+    let b = generate_from_str(REPO_YAML, "native_functions.yaml").unwrap();
+    assert_eq!(a, b);
+    assert_eq!(a.files.keys().copied().collect::<Vec<_>>(), ["decls.rs", "ops.rs", "pointwise.rs", "register.rs"]);
+}
+
+#[test]
+fn generated_api_reads_like_hand_written_code() {
+    let g = generate_from_str(REPO_YAML, "native_functions.yaml").unwrap();
+    // Compare with whitespace collapsed: the layout is prettyplease's business.
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let ops = squash(g.get("ops.rs"));
+    // Typed entry point and handle of add.Tensor.
+    assert!(ops.contains("pub static OP: Op<Sig> = Op::new( \"aten::add.Tensor\""));
+    assert!(ops.contains("pub type Sig = fn(&Tensor, &Tensor, Scalar) -> Result<Tensor>;"));
+    // Methods: fallible, panicking, and the options forms; self dropped from the method.
+    for needle in [
+        "pub fn try_add(&self, other: &Tensor) -> Result<Tensor>",
+        "pub fn add(&self, other: &Tensor) -> Tensor",
+        "pub fn try_add_with(&self, other: &Tensor, opts: AddOpts) -> Result<Tensor>",
+        "pub fn add_with_(&self, other: &Tensor, opts: AddInplaceOpts) -> Tensor",
+        "pub fn try_add_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor>",
+        "pub fn sum_dim_intlist(&self, dim: Option<&[i64]>) -> Tensor",
+        "pub fn deep_clone(&self) -> Tensor",
+        "pub fn where_self(&self, condition: &Tensor, other: &Tensor) -> Tensor",
+    ] {
+        assert!(ops.contains(needle), "missing `{needle}`");
+    }
+    // Options structs carry the schema's defaults.
+    assert!(ops.contains("pub struct SumDimIntlistOpts { /// `bool keepdim=False` pub keepdim: bool,"));
+    // Out ops have no method form.
+    assert!(!ops.contains("pub fn add_out(&self"));
+}
+
+fn errors(yaml: &str) -> String {
+    match generate_from_str(yaml, "native_functions.yaml") {
+        Ok(_) => "ok".into(),
+        Err(e) => e.join("\n"),
+    }
+}
+
+#[test]
+fn rust_name_collisions_are_reported() {
+    let yaml = "- func: foo(Tensor self) -> Tensor\n  dispatch:\n    CPU: foo\n- func: foo.int(Tensor self, int x) -> Tensor\n  dispatch:\n    CPU: foo_int\n";
+    expect![[r#"native_functions.yaml:4: in `foo.int`: its Rust name `foo` is also the name of `foo` (native_functions.yaml:1)"#]]
+        .assert_eq(&errors(yaml));
+}
+
+#[test]
+fn structured_ops_need_a_kernel_and_pointwise_needs_the_iterator() {
+    let yaml = "- func: foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n";
+    expect![[r#"native_functions.yaml:1: in `foo.out`: a structured op needs a `pointwise:` expression or a CPU kernel in `dispatch`"#]]
+        .assert_eq(&errors(yaml));
+    let yaml = "- func: foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  pointwise: exp(self)\n";
+    expect![[r#"native_functions.yaml:1: in `foo.out`: a `pointwise:` op must declare `structured_inherits: TensorIterator`"#]]
+        .assert_eq(&errors(yaml));
+}
+
+#[test]
+fn bad_pointwise_expressions_name_the_entry() {
+    let yaml = "- func: foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  structured_inherits: TensorIterator\n  pointwise: exp(selff)\n";
+    let e = errors(yaml);
+    assert!(e.starts_with("native_functions.yaml:1: in `foo.out`: pointwise expression `exp(selff)`: column 5: unknown name `selff`"), "{e}");
+}
+
+#[test]
+fn unsupported_types_are_reported_not_miscompiled() {
+    let yaml = "- func: foo(Tensor self, Generator? g=None) -> Tensor\n  dispatch:\n    CPU: foo\n";
+    expect![[r#"native_functions.yaml:1: in `foo`: argument `g`: type `Generator` has no Rust mapping yet"#]]
+        .assert_eq(&errors(yaml));
+}
+
+#[test]
+fn stubs_show_what_a_kernel_author_writes() {
+    let fns = parse_native_functions(REPO_YAML, "native_functions.yaml").unwrap();
+    let s = stubs(&fns, "gelu").unwrap();
+    assert!(s.contains("impl GeluOutMetaFn for Meta {\n    fn gelu_out(outs: &mut StructuredOutputs, self_: &Tensor, approximate: &str) -> Result<TensorIterator>"), "{s}");
+    assert!(s.contains("impl GeluOutCpu for Cpu {\n    fn gelu_out(iter: &TensorIterator, self_: &Tensor, approximate: &str) -> Result<()>"), "{s}");
+    let s = stubs(&fns, "exp").unwrap();
+    assert!(s.contains("generated from `pointwise: exp(self)`; nothing to write"), "{s}");
+    assert!(stubs(&fns, "nonexistent").unwrap_err().contains("no operator named `nonexistent`"));
+}

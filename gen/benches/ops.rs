@@ -1,0 +1,63 @@
+//! Hot paths of the spine: full-API latency of a tiny op, and throughput of large elementwise
+//! ops, a reduction, broadcasting and a strided (transposed) input. `scripts/bench.sh` runs this
+//! and the same cases in PyTorch, and prints the table for BENCHMARKS.md.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use oxten::{DType, Tensor};
+use std::hint::black_box;
+
+fn rand_tensor(n: i64, dtype: DType) -> Tensor {
+    // A cheap deterministic fill in [-1, 1).
+    let v: Vec<f32> = (0..n).map(|i| ((i * 7919 % 1000) as f32) / 500.0 - 1.0).collect();
+    Tensor::from_vec(v, &[n]).unwrap().to_dtype(dtype)
+}
+
+fn tiny_add(c: &mut Criterion) {
+    let a = Tensor::from_vec(vec![1.0f32], &[1]).unwrap();
+    let b = Tensor::from_vec(vec![2.0f32], &[1]).unwrap();
+    c.bench_function("add_1elem_alloc", |bench| bench.iter(|| black_box(a.add(black_box(&b)))));
+}
+
+fn elementwise(c: &mut Criterion) {
+    let mut g = c.benchmark_group("elementwise");
+    g.sample_size(20);
+    for &n in &[1i64 << 20, 1i64 << 24] {
+        for dtype in [DType::F32, DType::BF16] {
+            let a = rand_tensor(n, dtype);
+            let b = rand_tensor(n, dtype).flip_sign_for_bench();
+            g.throughput(Throughput::Elements(n as u64));
+            let id = |op: &str| BenchmarkId::new(format!("{op}_{}", dtype.name()), n);
+            g.bench_function(id("add"), |bench| bench.iter(|| black_box(a.add(&b))));
+            g.bench_function(id("mul"), |bench| bench.iter(|| black_box(a.mul(&b))));
+            g.bench_function(id("exp"), |bench| bench.iter(|| black_box(a.exp())));
+        }
+    }
+    g.finish();
+}
+
+trait FlipForBench {
+    fn flip_sign_for_bench(self) -> Tensor;
+}
+impl FlipForBench for Tensor {
+    fn flip_sign_for_bench(self) -> Tensor {
+        self.neg()
+    }
+}
+
+fn reductions_and_layouts(c: &mut Criterion) {
+    let mut g = c.benchmark_group("layout");
+    g.sample_size(20);
+    let big = rand_tensor(1 << 24, DType::F32);
+    g.throughput(Throughput::Elements(1 << 24));
+    g.bench_function("sum_f32/16777216", |bench| bench.iter(|| black_box(big.sum())));
+    let m = rand_tensor(1 << 20, DType::F32).view(&[1024, 1024]);
+    let row = rand_tensor(1024, DType::F32);
+    g.throughput(Throughput::Elements(1 << 20));
+    g.bench_function("broadcast_add_1024x1024+1024", |bench| bench.iter(|| black_box(m.add(&row))));
+    let mt = m.t();
+    g.bench_function("transposed_add_1024x1024", |bench| bench.iter(|| black_box(mt.add(&m))));
+    g.finish();
+}
+
+criterion_group!(benches, tiny_add, elementwise, reductions_and_layouts);
+criterion_main!(benches);

@@ -1,0 +1,23 @@
+//! `copy_`: broadcasting, dtype-converting copy into `self`.
+
+use crate::generated::decls::{CopyInplaceCpu, CopyInplaceMeta};
+use oxten_runtime::{iter, Result, Tensor};
+
+impl CopyInplaceCpu for crate::Cpu {
+    /// Copies `src` (broadcast to `self`'s shape, converted to its dtype) into `self`. A `self`
+    /// whose elements overlap is an error, and a `src` sharing memory with it is read through a
+    /// temporary. oxten has no asynchronous devices, so `non_blocking` changes nothing.
+    fn copy_(self_: &Tensor, src: &Tensor, _non_blocking: bool) -> Result<Tensor> {
+        iter::copy_(self_, src)?;
+        Ok(self_.clone())
+    }
+}
+
+impl CopyInplaceMeta for crate::Meta {
+    /// Runs when either tensor is meta: into a meta `self` only the shapes are checked; out of a
+    /// meta `src` into real memory is an error ("no data").
+    fn copy_(self_: &Tensor, src: &Tensor, _non_blocking: bool) -> Result<Tensor> {
+        iter::copy_(self_, src)?;
+        Ok(self_.clone())
+    }
+}

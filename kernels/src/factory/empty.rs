@@ -1,0 +1,139 @@
+//! `empty.memory_format` and `empty_strided` for CPU and meta: the allocations every other
+//! factory is built on.
+
+use crate::generated::decls::{EmptyCpu, EmptyMeta, EmptyStridedCpu, EmptyStridedMeta};
+use crate::views::check_sizes_nonnegative;
+use oxten_runtime::dtype::DEFAULT_FLOAT;
+use oxten_runtime::{DType, Device, Error, Layout, MemoryFormat, Result, Tensor};
+
+/// Rejects layouts other than strided (the only kind of tensor oxten has).
+fn check_strided(layout: Option<Layout>) -> Result<()> {
+    match layout {
+        Some(l) if l != Layout::Strided => Err(Error::value(format!(
+            "only strided tensors can be created here, got layout {l:?}"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// CPU tensors cannot be pinned: pinning needs an accelerator's host allocator, and oxten has
+/// none. Meta allocations ignore the flag, as PyTorch's meta `empty` does.
+fn check_not_pinned(pin_memory: Option<bool>) -> Result<()> {
+    if pin_memory == Some(true) {
+        return Err(Error::value(
+            "Need to provide pin_memory allocator to use pin memory.",
+        ));
+    }
+    Ok(())
+}
+
+/// `empty` on `device` with PyTorch's defaults (default float dtype, row-major) and its errors
+/// for negative sizes, `preserve_format` (there is no input whose format could be preserved)
+/// and channels-last formats on the wrong rank.
+fn empty_on(
+    size: &[i64],
+    dtype: Option<DType>,
+    format: Option<MemoryFormat>,
+    device: Device,
+) -> Result<Tensor> {
+    check_sizes_nonnegative(size)?;
+    let format = format.unwrap_or(MemoryFormat::Contiguous);
+    match format {
+        MemoryFormat::Preserve => {
+            return Err(Error::value("unsupported memory format option Preserve"))
+        }
+        MemoryFormat::ChannelsLast if size.len() != 4 => {
+            return Err(Error::value(
+                "required rank 4 tensor to use channels_last format",
+            ))
+        }
+        MemoryFormat::ChannelsLast3d if size.len() != 5 => {
+            return Err(Error::value(
+                "required rank 5 tensor to use channels_last_3d format",
+            ))
+        }
+        _ => {}
+    }
+    Tensor::empty(size, dtype.unwrap_or(DEFAULT_FLOAT), device, format)
+}
+
+/// `empty_strided` on `device`: sizes and strides must have one entry per dim.
+fn empty_strided_on(
+    size: &[i64],
+    stride: &[i64],
+    dtype: Option<DType>,
+    device: Device,
+) -> Result<Tensor> {
+    check_sizes_nonnegative(size)?;
+    if size.len() != stride.len() {
+        return Err(Error::shape(format!(
+            "dimensionality of sizes ({}) must match dimensionality of strides ({})",
+            size.len(),
+            stride.len()
+        )));
+    }
+    Tensor::empty_strided(size, stride, dtype.unwrap_or(DEFAULT_FLOAT), device)
+}
+
+impl EmptyCpu for crate::Cpu {
+    /// A CPU tensor of `size` laid out in `memory_format` (row-major by default). oxten's
+    /// storage is zero-initialised, so "uninitialised" data reads as zeros.
+    fn empty(
+        size: &[i64],
+        dtype: Option<DType>,
+        layout: Option<Layout>,
+        _device: Option<Device>,
+        pin_memory: Option<bool>,
+        memory_format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
+        check_strided(layout)?;
+        check_not_pinned(pin_memory)?;
+        empty_on(size, dtype, memory_format, Device::Cpu)
+    }
+}
+
+impl EmptyMeta for crate::Meta {
+    /// A meta tensor: sizes, strides and dtype, no data.
+    fn empty(
+        size: &[i64],
+        dtype: Option<DType>,
+        layout: Option<Layout>,
+        _device: Option<Device>,
+        _pin_memory: Option<bool>,
+        memory_format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
+        check_strided(layout)?;
+        empty_on(size, dtype, memory_format, Device::Meta)
+    }
+}
+
+impl EmptyStridedCpu for crate::Cpu {
+    /// A CPU tensor with exactly these strides, backed by just enough storage for them.
+    fn empty_strided(
+        size: &[i64],
+        stride: &[i64],
+        dtype: Option<DType>,
+        layout: Option<Layout>,
+        _device: Option<Device>,
+        pin_memory: Option<bool>,
+    ) -> Result<Tensor> {
+        check_strided(layout)?;
+        check_not_pinned(pin_memory)?;
+        empty_strided_on(size, stride, dtype, Device::Cpu)
+    }
+}
+
+impl EmptyStridedMeta for crate::Meta {
+    /// A meta tensor with exactly these strides.
+    fn empty_strided(
+        size: &[i64],
+        stride: &[i64],
+        dtype: Option<DType>,
+        layout: Option<Layout>,
+        _device: Option<Device>,
+        _pin_memory: Option<bool>,
+    ) -> Result<Tensor> {
+        check_strided(layout)?;
+        empty_strided_on(size, stride, dtype, Device::Meta)
+    }
+}

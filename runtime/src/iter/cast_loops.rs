@@ -1,0 +1,253 @@
+//! Element conversions between every pair of dtypes, and the strided loop `copy_` runs.
+//!
+//! The rules are C's (PyTorch's `static_cast`): float → int truncates toward zero (out-of-range
+//! values are undefined in C; here they saturate, NaN gives 0); int → int wraps; anything → bool
+//! is `x != 0`; bool → number is 0 or 1; to f16/bf16 rounds to nearest-even (via `half`).
+
+use super::iterator::{parallel_chunks, SendPtr, TensorIterator};
+use super::opmath::ReducedFloat;
+use super::GRAIN_SIZE;
+use crate::match_dtype;
+use crate::tensor::Element;
+use half::{bf16, f16};
+use rayon::prelude::*;
+use std::mem::size_of;
+
+/// Conversion from `Self` to `D` with PyTorch's casting rules (see the [module docs](self)).
+pub trait CastTo<D>: Copy {
+    fn cast(self) -> D;
+}
+
+macro_rules! cast_prim {
+    ($s:ty => $($d:ty),*) => {$(
+        impl CastTo<$d> for $s {
+            #[inline(always)]
+            fn cast(self) -> $d { self as $d }
+        }
+    )*};
+}
+cast_prim!(u8 => u8, i8, i16, i32, i64, f32, f64);
+cast_prim!(i8 => u8, i8, i16, i32, i64, f32, f64);
+cast_prim!(i16 => u8, i8, i16, i32, i64, f32, f64);
+cast_prim!(i32 => u8, i8, i16, i32, i64, f32, f64);
+cast_prim!(i64 => u8, i8, i16, i32, i64, f32, f64);
+cast_prim!(f32 => i32, i64, f32, f64);
+cast_prim!(f64 => i32, i64, f32, f64);
+
+// Float → 8- and 16-bit integers go through i64 first, so that e.g. -2.7 → u8 wraps (254) the
+// way x86 builds of PyTorch do instead of saturating to 0.
+macro_rules! cast_float_small {
+    ($s:ty => $($d:ty),*) => {$(
+        impl CastTo<$d> for $s {
+            #[inline(always)]
+            fn cast(self) -> $d { self as i64 as $d }
+        }
+    )*};
+}
+cast_float_small!(f32 => u8, i8, i16);
+cast_float_small!(f64 => u8, i8, i16);
+
+macro_rules! cast_bool {
+    ($($d:ty: $zero:expr),*) => {$(
+        impl CastTo<$d> for bool {
+            #[inline(always)]
+            fn cast(self) -> $d { self as u8 as $d }
+        }
+        impl CastTo<bool> for $d {
+            #[inline(always)]
+            #[allow(clippy::float_cmp)]
+            fn cast(self) -> bool { self != $zero }
+        }
+    )*};
+}
+cast_bool!(u8: 0, i8: 0, i16: 0, i32: 0, i64: 0, f32: 0.0, f64: 0.0);
+impl CastTo<bool> for bool {
+    #[inline(always)]
+    fn cast(self) -> bool {
+        self
+    }
+}
+
+// f16 / bf16 from and to everything.
+macro_rules! cast_half {
+    ($h:ty) => {
+        impl CastTo<$h> for $h {
+            #[inline(always)]
+            fn cast(self) -> $h { self }
+        }
+        cast_half!(@from $h; u8 => f32, i8 => f32, i16 => f32, i32 => f64, i64 => f64, f32 => f32, f64 => f64);
+        cast_half!(@to $h; u8, i8, i16, i32, i64, f32, f64);
+        impl CastTo<$h> for bool {
+            #[inline(always)]
+            fn cast(self) -> $h { <$h>::from_f32(self as u8 as f32) }
+        }
+        impl CastTo<bool> for $h {
+            #[inline(always)]
+            fn cast(self) -> bool { self.to_f32() != 0.0 }
+        }
+    };
+    (@from $h:ty; $($s:ty => $via:ident),*) => {$(
+        impl CastTo<$h> for $s {
+            #[inline(always)]
+            fn cast(self) -> $h { cast_half!(@make $h, $via, self) }
+        }
+    )*};
+    (@make $h:ty, f32, $v:expr) => { <$h as ReducedFloat>::from_f32($v as f32) };
+    (@make $h:ty, f64, $v:expr) => { <$h>::from_f64($v as f64) };
+    (@to $h:ty; $($d:ty),*) => {$(
+        impl CastTo<$d> for $h {
+            #[inline(always)]
+            fn cast(self) -> $d { CastTo::<$d>::cast(<$h as ReducedFloat>::to_f32(self)) }
+        }
+    )*};
+}
+cast_half!(f16);
+cast_half!(bf16);
+impl CastTo<bf16> for f16 {
+    #[inline(always)]
+    fn cast(self) -> bf16 {
+        bf16::from_f32(self.to_f32())
+    }
+}
+impl CastTo<f16> for bf16 {
+    #[inline(always)]
+    fn cast(self) -> f16 {
+        f16::from_f32(self.to_f32())
+    }
+}
+
+/// Converts one element (any dtype pair).
+#[inline(always)]
+pub(crate) fn cast_elem<S: CastTo<D>, D>(s: S) -> D {
+    s.cast()
+}
+
+/// Runs the conversion loop for an iterator with one output of dtype `D` and one input of dtype
+/// `S` (any strides).
+fn cast_loop<S: Element + CastTo<D>, D: Element>(iter: &TensorIterator) {
+    iter.for_each(
+        |ptrs, s, n0, n1| {
+            let nt = ptrs.len();
+            let (ed, es) = (size_of::<D>() as isize, size_of::<S>() as isize);
+            for j in 0..n1 {
+                let o = ptrs[0].wrapping_offset(j as isize * s[nt]);
+                let a = ptrs[1].wrapping_offset(j as isize * s[nt + 1]);
+                // SAFETY: the iterator's pointers and byte strides address `n0` valid elements of
+                // the output (dtype D) and input (dtype S); copy_ made sure they do not overlap.
+                unsafe {
+                    if s[0] == ed && s[1] == es {
+                        let (o, a) = (o as *mut D, a as *const S);
+                        for i in 0..n0 {
+                            *o.add(i) = cast_elem(*a.add(i));
+                        }
+                    } else {
+                        for i in 0..n0 {
+                            let v: S = *(a.offset(i as isize * s[1]) as *const S);
+                            *(o.offset(i as isize * s[0]) as *mut D) = cast_elem(v);
+                        }
+                    }
+                }
+            }
+        },
+        GRAIN_SIZE,
+    );
+}
+
+/// Same-dtype copy over arbitrary strides, moving elements as plain `W`-sized words.
+fn same_dtype_loop<W: Copy>(iter: &TensorIterator) {
+    let e = size_of::<W>() as isize;
+    if transposed_2d(iter, e) {
+        return tiled_copy::<W>(iter);
+    }
+    iter.for_each(
+        |ptrs, s, n0, n1| {
+            let nt = ptrs.len();
+            for j in 0..n1 {
+                let o = ptrs[0].wrapping_offset(j as isize * s[nt]);
+                let a = ptrs[1].wrapping_offset(j as isize * s[nt + 1]);
+                // SAFETY: as in `cast_loop`; both operands hold `W`-sized elements.
+                unsafe {
+                    if s[0] == e && s[1] == e {
+                        std::ptr::copy_nonoverlapping(a as *const W, o as *mut W, n0);
+                    } else {
+                        for i in 0..n0 {
+                            *(o.offset(i as isize * s[0]) as *mut W) =
+                                *(a.offset(i as isize * s[1]) as *const W);
+                        }
+                    }
+                }
+            }
+        },
+        GRAIN_SIZE,
+    );
+}
+
+/// A 2-D iteration where the output is contiguous along dim 0 and the input along dim 1 (a
+/// transpose, e.g. `x.t().contiguous()`).
+fn transposed_2d(iter: &TensorIterator, e: isize) -> bool {
+    let (so, si) = (iter.strides(0), iter.strides(1));
+    iter.ndim() == 2
+        && !iter.is_meta()
+        && so[0] == e as i64
+        && si[1] == e as i64
+        && si[0] != e as i64
+}
+
+/// Side of the square tiles of [`tiled_copy`]: 64×64 tiles of 8-byte elements are 32 KiB.
+const TILE: usize = 64;
+
+/// Copies a transpose tile by tile so that both sides stay in cache, with tile rows split
+/// across threads.
+fn tiled_copy<W: Copy>(iter: &TensorIterator) {
+    let (n0, n1) = (iter.shape()[0] as usize, iter.shape()[1] as usize);
+    let (so, si) = (iter.strides(0), iter.strides(1));
+    let (o1, i0) = (so[1] as isize, si[0] as isize);
+    let (dst, src) = (SendPtr(iter.data_ptr(0)), SendPtr(iter.data_ptr(1)));
+    let bands = n1.div_ceil(TILE);
+    let chunks = parallel_chunks(n0 * n1, GRAIN_SIZE).min(bands);
+    let per = bands.div_ceil(chunks.max(1));
+    let run = |c: usize| {
+        let (o, a) = (dst.get() as *mut W, src.get() as *const W);
+        for band in c * per..((c + 1) * per).min(bands) {
+            let j_end = ((band + 1) * TILE).min(n1);
+            for i_start in (0..n0).step_by(TILE) {
+                let i_end = (i_start + TILE).min(n0);
+                for j in band * TILE..j_end {
+                    for i in i_start..i_end {
+                        // SAFETY: (i, j) lies in the iteration shape, so both addresses are valid
+                        // elements (strides in bytes, elements of size W, output contiguous along
+                        // dim 0 and input along dim 1); bands are disjoint output rows.
+                        unsafe {
+                            let src_p = (a as *const u8)
+                                .offset(i as isize * i0)
+                                .add(j * size_of::<W>());
+                            let dst_p = (o as *mut u8)
+                                .add(i * size_of::<W>())
+                                .offset(j as isize * o1);
+                            *(dst_p as *mut W) = *(src_p as *const W);
+                        }
+                    }
+                }
+            }
+        }
+    };
+    if chunks <= 1 {
+        run(0);
+    } else {
+        (0..chunks).into_par_iter().for_each(run);
+    }
+}
+
+/// Converts input 0 into output 0 of a built iterator, for any pair of dtypes.
+pub(crate) fn cast_kernel(iter: &TensorIterator) {
+    let (dst, src) = (iter.dtype(0), iter.dtype(1));
+    if dst == src {
+        return match dst.size() {
+            1 => same_dtype_loop::<u8>(iter),
+            2 => same_dtype_loop::<u16>(iter),
+            4 => same_dtype_loop::<u32>(iter),
+            _ => same_dtype_loop::<u64>(iter),
+        };
+    }
+    match_dtype!(src, S => match_dtype!(dst, D => cast_loop::<S, D>(iter)))
+}

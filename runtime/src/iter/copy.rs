@@ -1,0 +1,122 @@
+//! `copy_`: PyTorch's dtype-converting, broadcasting copy, and `to_dtype` built on it.
+
+use super::cast_loops::cast_kernel;
+use super::config::TensorIteratorConfig;
+use super::iterator::{parallel_chunks, SendPtr};
+use super::overlap::{assert_no_internal_overlap, get_overlap_status, MemOverlapStatus};
+use super::GRAIN_SIZE;
+use crate::device::{Device, MemoryFormat};
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::tensor::Tensor;
+use rayon::prelude::*;
+
+/// `dst.copy_(src)`: `src` is broadcast to `dst`'s shape and converted to `dst`'s dtype (any pair
+/// of dtypes; see [`CastTo`](super::CastTo) for the rules), over arbitrary strides on both sides.
+///
+/// * same dtype and same dense layout: one `memcpy` (split across threads when large);
+/// * meta tensors: shapes are checked, no data is touched;
+/// * `dst` must not overlap itself (e.g. an expanded tensor); if `src` shares memory with `dst`
+///   without being the same elements, `src` is first copied to a temporary.
+///
+/// ```
+/// use oxten_runtime::{iter::copy_, DType, Device, Tensor};
+/// let dst = Tensor::empty_strided(&[2, 2], &[2, 1], DType::I32, Device::Cpu).unwrap();
+/// copy_(&dst, &Tensor::from_vec(vec![2.7f32, -2.7], &[2]).unwrap()).unwrap();
+/// assert_eq!(dst.to_vec::<i32>().unwrap(), [2, -2, 2, -2]);
+/// ```
+pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
+    if dst.is_same(src) {
+        return Ok(());
+    }
+    match (dst.device(), src.device()) {
+        (Device::Cpu, Device::Cpu) | (Device::Meta, Device::Cpu) | (Device::Meta, Device::Meta) => {
+        }
+        (Device::Cpu, Device::Meta) => {
+            return Err(Error::runtime("Cannot copy out of meta tensor; no data!"))
+        }
+        (d, s) => return Err(Error::device(format!("copy_: cannot copy from {s} to {d}"))),
+    }
+    assert_no_internal_overlap(dst)?;
+    let config = || {
+        TensorIteratorConfig::new()
+            .add_output(dst)
+            .resize_outputs(false)
+            .check_all_same_dtype(false)
+            .check_all_same_device(false)
+            .check_mem_overlap(false)
+    };
+    if dst.is_meta() {
+        config().add_input(src).build()?;
+        return Ok(());
+    }
+    let tmp;
+    let src = match get_overlap_status(dst, src) {
+        MemOverlapStatus::No => src,
+        MemOverlapStatus::Full if dst.dtype() == src.dtype() && dst.sizes() == src.sizes() => {
+            return Ok(())
+        }
+        _ => {
+            tmp = Tensor::empty(
+                &src.sizes(),
+                src.dtype(),
+                Device::Cpu,
+                MemoryFormat::Contiguous,
+            )?;
+            copy_(&tmp, src)?;
+            &tmp
+        }
+    };
+    if dst.dtype() == src.dtype()
+        && dst.sizes() == src.sizes()
+        && dst.strides() == src.strides()
+        && dst.is_non_overlapping_and_dense()
+    {
+        memcpy_dense(dst, src);
+        return Ok(());
+    }
+    let iter = config().add_input(src).build()?;
+    cast_kernel(&iter);
+    Ok(())
+}
+
+/// Copies the dense block of `src` over the one of `dst` (same dtype, sizes and strides).
+fn memcpy_dense(dst: &Tensor, src: &Tensor) {
+    let nbytes = dst.numel() as usize * dst.dtype().size();
+    if nbytes == 0 {
+        return;
+    }
+    let (d, s) = (SendPtr(dst.data_ptr()), SendPtr(src.data_ptr()));
+    let chunk_bytes = GRAIN_SIZE * 8;
+    let chunks = parallel_chunks(nbytes, chunk_bytes);
+    let step = nbytes.div_ceil(chunks);
+    let run = |c: usize| {
+        let lo = c * step;
+        let len = step.min(nbytes - lo);
+        // SAFETY: both tensors are dense with identical strides, so their elements fill
+        // `nbytes` bytes from element 0 (strides are non-negative); the ranges do not overlap
+        // (checked by copy_), and chunks are disjoint.
+        unsafe { std::ptr::copy_nonoverlapping(s.get().add(lo), d.get().add(lo), len) }
+    };
+    if chunks <= 1 {
+        run(0);
+    } else {
+        (0..chunks).into_par_iter().for_each(run);
+    }
+}
+
+/// `t.to(dtype)`: `t` itself when the dtype already matches, else a copy that keeps a dense
+/// layout (otherwise uses the suggested memory format).
+pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
+    if t.dtype() == dtype {
+        return Ok(t.clone());
+    }
+    let l = t.layout();
+    let out = if l.is_non_overlapping_and_dense() {
+        Tensor::empty_strided(&l.sizes, &l.strides, dtype, t.device())?
+    } else {
+        Tensor::empty(&l.sizes, dtype, t.device(), l.suggest_memory_format())?
+    };
+    copy_(&out, t)?;
+    Ok(out)
+}

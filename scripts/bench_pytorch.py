@@ -1,0 +1,62 @@
+"""The cases of gen/benches/ops.rs, measured in PyTorch eager on this machine.
+
+Prints one line per case: `name median_seconds`. Medians over repeated timed loops, like
+criterion's; run by scripts/bench.sh right after the Rust benchmarks.
+"""
+import statistics
+import sys
+import time
+
+import torch
+
+
+def median_time(fn, min_time=0.5, reps=15):
+    fn()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt > min_time / reps:
+            break
+        n *= 2
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        samples.append((time.perf_counter() - t0) / n)
+    return statistics.median(samples)
+
+
+def rand_tensor(n, dtype):
+    i = torch.arange(n, dtype=torch.int64)
+    return ((i * 7919 % 1000).to(torch.float32) / 500.0 - 1.0).to(dtype)
+
+
+def main():
+    torch.set_num_threads(int(sys.argv[1]) if len(sys.argv) > 1 else torch.get_num_threads())
+    out = {}
+    a, b = torch.tensor([1.0]), torch.tensor([2.0])
+    out["add_1elem_alloc"] = median_time(lambda: torch.add(a, b))
+    for n in (1 << 20, 1 << 24):
+        for dtype, name in ((torch.float32, "float32"), (torch.bfloat16, "bfloat16")):
+            x, y = rand_tensor(n, dtype), -rand_tensor(n, dtype)
+            out[f"elementwise/add_{name}/{n}"] = median_time(lambda: torch.add(x, y))
+            out[f"elementwise/mul_{name}/{n}"] = median_time(lambda: torch.mul(x, y))
+            out[f"elementwise/exp_{name}/{n}"] = median_time(lambda: torch.exp(x))
+    big = rand_tensor(1 << 24, torch.float32)
+    out["layout/sum_f32/16777216"] = median_time(lambda: big.sum())
+    m = rand_tensor(1 << 20, torch.float32).view(1024, 1024)
+    row = rand_tensor(1024, torch.float32)
+    out["layout/broadcast_add_1024x1024+1024"] = median_time(lambda: m + row)
+    mt = m.t()
+    out["layout/transposed_add_1024x1024"] = median_time(lambda: mt + m)
+    print(f"# torch {torch.__version__}, threads {torch.get_num_threads()}")
+    for k, v in out.items():
+        print(f"{k} {v:.9e}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The README's test command: builds the workspace and runs every test (unit, integration,
+# property, gradient and compile-fail tests), then the generator's own checks.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo run -q -p oxten-codegen -- check
+cargo test --workspace --release --quiet
