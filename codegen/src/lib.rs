@@ -1,5 +1,5 @@
 //! oxten's code generator.
-pub mod pointwise;
 pub mod emit;
 pub mod model;
+pub mod pointwise;
 pub mod yaml;

@@ -62,16 +62,24 @@ fn structured_ops_need_a_kernel_and_pointwise_needs_the_iterator() {
     let yaml = "- func: foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n";
     expect![[r#"native_functions.yaml:1: in `foo.out`: a structured op needs a `pointwise:` expression or a CPU kernel in `dispatch`"#]]
         .assert_eq(&errors(yaml));
-    let yaml = "- func: foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  pointwise: exp(self)\n";
-    expect![[r#"native_functions.yaml:1: in `foo.out`: a `pointwise:` op must declare `structured_inherits: TensorIterator`"#]]
-        .assert_eq(&errors(yaml));
+    let yaml =
+        "- func: foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  pointwise: exp(self)\n";
+    expect![[
+        r#"native_functions.yaml:1: in `foo.out`: a `pointwise:` op must declare `structured_inherits: TensorIterator`"#
+    ]]
+    .assert_eq(&errors(yaml));
 }
 
 #[test]
 fn bad_pointwise_expressions_name_the_entry() {
     let yaml = "- func: foo.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)\n  structured: True\n  structured_inherits: TensorIterator\n  pointwise: exp(selff)\n";
     let e = errors(yaml);
-    assert!(e.starts_with("native_functions.yaml:1: in `foo.out`: pointwise expression `exp(selff)`: column 5: unknown name `selff`"), "{e}");
+    assert!(
+        e.starts_with(
+            "native_functions.yaml:1: in `foo.out`: pointwise expression `exp(selff)`: column 5: unknown name `selff`"
+        ),
+        "{e}"
+    );
 }
 
 #[test]

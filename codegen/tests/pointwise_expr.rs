@@ -7,18 +7,8 @@ const T: ArgKind = ArgKind::Tensor;
 const S: ArgKind = ArgKind::Scalar;
 
 /// Arguments used by most tests: three tensors, two scalars and `self`.
-const ARGS: &[(&str, ArgKind)] = &[
-    ("self", T),
-    ("other", T),
-    ("x", T),
-    ("y", T),
-    ("a", T),
-    ("b", T),
-    ("c", T),
-    ("alpha", S),
-    ("lo", S),
-    ("hi", S),
-];
+const ARGS: &[(&str, ArgKind)] =
+    &[("self", T), ("other", T), ("x", T), ("y", T), ("a", T), ("b", T), ("c", T), ("alpha", S), ("lo", S), ("hi", S)];
 
 fn parse(src: &str) -> PointwiseExpr {
     PointwiseExpr::parse(src, ARGS).unwrap_or_else(|e| panic!("{src:?}: {e}"))
@@ -43,10 +33,7 @@ fn check_emit(src: &str, expect: Expect) {
 fn eval(src: &str, env: &[(&str, f64)]) -> f64 {
     let env = env.to_vec();
     parse(src).eval_f64(&move |name: &str| {
-        env.iter()
-            .find(|(n, _)| *n == name)
-            .unwrap_or_else(|| panic!("no value for {name}"))
-            .1
+        env.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("no value for {name}")).1
     })
 }
 
@@ -65,23 +52,11 @@ fn precedence() {
     check_parse("- -x", expect![["(-(-x))"]]);
     check_parse("a + -2 * b", expect![["(a + (-2 * b))"]]);
     check_parse("(a + b) * c", expect![["((a + b) * c)"]]);
-    check_parse(
-        "where(x > 0, x, 0.1 * x)",
-        expect![["where((x > 0), x, (0.1 * x))"]],
-    );
-    check_parse(
-        "x > 0 && y < 1 || !(a == b)",
-        expect![["(((x > 0) && (y < 1)) || (!(a == b)))"]],
-    );
+    check_parse("where(x > 0, x, 0.1 * x)", expect![["where((x > 0), x, (0.1 * x))"]]);
+    check_parse("x > 0 && y < 1 || !(a == b)", expect![["(((x > 0) && (y < 1)) || (!(a == b)))"]]);
     check_parse("a + b < c * 2", expect![["((a + b) < (c * 2))"]]);
-    check_parse(
-        "self + alpha * other",
-        expect![["(self + (alpha * other))"]],
-    );
-    check_parse(
-        "clamp(x, lo, hi) + 1e-3",
-        expect![["(clamp(x, lo, hi) + 0.001)"]],
-    );
+    check_parse("self + alpha * other", expect![["(self + (alpha * other))"]]);
+    check_parse("clamp(x, lo, hi) + 1e-3", expect![["(clamp(x, lo, hi) + 0.001)"]]);
     check_parse("true && false", expect![["(true && false)"]]);
     check_parse("  x\n  *\tsigmoid( x )  ", expect![["(x * sigmoid(x))"]]);
 }
@@ -113,24 +88,12 @@ fn implicit_conversions() {
     }
     assert!(!e.returns_bool());
     // A number used as a condition means `!= 0`.
-    assert_eq!(
-        eval("where(x, a, b)", &[("x", 2.0), ("a", 1.0), ("b", 5.0)]),
-        1.0
-    );
-    assert_eq!(
-        eval("where(x, a, b)", &[("x", 0.0), ("a", 1.0), ("b", 5.0)]),
-        5.0
-    );
+    assert_eq!(eval("where(x, a, b)", &[("x", 2.0), ("a", 1.0), ("b", 5.0)]), 1.0);
+    assert_eq!(eval("where(x, a, b)", &[("x", 0.0), ("a", 1.0), ("b", 5.0)]), 5.0);
     assert_eq!(eval("!x", &[("x", 3.0)]), 0.0);
     assert_eq!(eval("(x > 0) + (y > 0)", &[("x", 1.0), ("y", 1.0)]), 2.0);
-    assert_eq!(
-        parse("where(x > 0, true, y < 0)").root().ty(),
-        ValueType::Bool
-    );
-    assert_eq!(
-        parse("where(x > 0, true, y)").root().ty(),
-        ValueType::Number
-    );
+    assert_eq!(parse("where(x > 0, true, y < 0)").root().ty(), ValueType::Bool);
+    assert_eq!(parse("where(x > 0, true, y)").root().ty(), ValueType::Number);
 }
 
 #[test]
@@ -143,15 +106,9 @@ fn errors() {
     check_error(
         "exp + 1",
         &[("self", T)],
-        expect![[
-            "column 1: unknown name `exp`; valid names are: self (`exp` is a function; call it like `exp(...)`)"
-        ]],
+        expect![["column 1: unknown name `exp`; valid names are: self (`exp` is a function; call it like `exp(...)`)"]],
     );
-    check_error(
-        "x",
-        &[],
-        expect![["column 1: unknown name `x`; this operator has no arguments"]],
-    );
+    check_error("x", &[], expect![["column 1: unknown name `x`; this operator has no arguments"]]);
     check_error(
         "frob(self)",
         &[("self", T)],
@@ -159,103 +116,43 @@ fn errors() {
             "column 1: unknown function `frob`; available functions: exp, log, log1p, expm1, sqrt, rsqrt, abs, tanh, sigmoid, sin, cos, tan, erf, floor, ceil, round, trunc, reciprocal, sign, relu, gelu, gelu_tanh, silu, softplus, pow, min, max, clamp, atan2, where"
         ]],
     );
-    check_error(
-        "pow(self)",
-        &[("self", T)],
-        expect![["column 1: function `pow` takes 2 arguments, but 1 was given"]],
-    );
+    check_error("pow(self)", &[("self", T)], expect![["column 1: function `pow` takes 2 arguments, but 1 was given"]]);
     check_error(
         "1 + exp(self, self)",
         &[("self", T)],
         expect![["column 5: function `exp` takes 1 argument, but 2 were given"]],
     );
-    check_error(
-        "where()",
-        &[("self", T)],
-        expect![["column 1: function `where` takes 3 arguments, but 0 were given"]],
-    );
-    check_error(
-        "self + 1)",
-        &[("self", T)],
-        expect![["column 9: expected an operator or end of input, found `)`"]],
-    );
+    check_error("where()", &[("self", T)], expect![["column 1: function `where` takes 3 arguments, but 0 were given"]]);
+    check_error("self + 1)", &[("self", T)], expect![["column 9: expected an operator or end of input, found `)`"]]);
     check_error(
         "self self",
         &[("self", T)],
         expect![["column 6: expected an operator or end of input, found name `self`"]],
     );
     check_error("", &[("self", T)], expect![["column 1: empty expression"]]);
-    check_error(
-        "   ",
-        &[("self", T)],
-        expect![["column 1: empty expression"]],
-    );
-    check_error(
-        "self +",
-        &[("self", T)],
-        expect![["column 7: expected an expression, found end of input"]],
-    );
-    check_error(
-        "(self",
-        &[("self", T)],
-        expect![["column 6: expected `)`, found end of input"]],
-    );
+    check_error("   ", &[("self", T)], expect![["column 1: empty expression"]]);
+    check_error("self +", &[("self", T)], expect![["column 7: expected an expression, found end of input"]]);
+    check_error("(self", &[("self", T)], expect![["column 6: expected `)`, found end of input"]]);
     check_error(
         "max(self, 1",
         &[("self", T)],
         expect![["column 12: expected `,` or `)` in the arguments of `max`, found end of input"]],
     );
-    check_error(
-        "self * * 2",
-        &[("self", T)],
-        expect![["column 8: expected an expression, found `*`"]],
-    );
+    check_error("self * * 2", &[("self", T)], expect![["column 8: expected an expression, found `*`"]]);
     check_error(
         "0 < self < 1",
         &[("self", T)],
         expect![["column 10: comparison operators cannot be chained; use parentheses or `&&`"]],
     );
-    check_error(
-        "self = 1",
-        &[("self", T)],
-        expect![["column 6: unexpected `=`; did you mean `==`?"]],
-    );
-    check_error(
-        "self & self",
-        &[("self", T)],
-        expect![["column 6: unexpected `&`; did you mean `&&`?"]],
-    );
-    check_error(
-        "self $ 2",
-        &[("self", T)],
-        expect![["column 6: unexpected character `$`"]],
-    );
-    check_error(
-        "2. * self",
-        &[("self", T)],
-        expect![["column 3: expected digits after `.` in a number"]],
-    );
-    check_error(
-        "1e+ * self",
-        &[("self", T)],
-        expect![["column 4: expected digits in the exponent of a number"]],
-    );
-    check_error(
-        "2x",
-        &[("x", T)],
-        expect![["column 2: unexpected character `x` in a number"]],
-    );
-    check_error(
-        "1e999",
-        &[],
-        expect![["column 1: number `1e999` is out of range"]],
-    );
+    check_error("self = 1", &[("self", T)], expect![["column 6: unexpected `=`; did you mean `==`?"]]);
+    check_error("self & self", &[("self", T)], expect![["column 6: unexpected `&`; did you mean `&&`?"]]);
+    check_error("self $ 2", &[("self", T)], expect![["column 6: unexpected character `$`"]]);
+    check_error("2. * self", &[("self", T)], expect![["column 3: expected digits after `.` in a number"]]);
+    check_error("1e+ * self", &[("self", T)], expect![["column 4: expected digits in the exponent of a number"]]);
+    check_error("2x", &[("x", T)], expect![["column 2: unexpected character `x` in a number"]]);
+    check_error("1e999", &[], expect![["column 1: number `1e999` is out of range"]]);
     let deep = format!("{}x{}", "(".repeat(1000), ")".repeat(1000));
-    check_error(
-        &deep,
-        &[("x", T)],
-        expect![["column 201: expression is nested too deeply"]],
-    );
+    check_error(&deep, &[("x", T)], expect![["column 201: expression is nested too deeply"]]);
 }
 
 #[test]
@@ -292,10 +189,8 @@ fn requires_float() {
         assert_eq!(parse(src).requires_float(), want, "{src}");
     }
     for func in Func::ALL {
-        let float_only = !matches!(
-            func,
-            Func::Abs | Func::Sign | Func::Relu | Func::Min | Func::Max | Func::Clamp | Func::Where
-        );
+        let float_only =
+            !matches!(func, Func::Abs | Func::Sign | Func::Relu | Func::Min | Func::Max | Func::Clamp | Func::Where);
         assert_eq!(func.requires_float(), float_only, "{}", func.name());
     }
 }
@@ -331,46 +226,27 @@ fn used_args() {
 
 #[test]
 fn emit_rust() {
-    check_emit(
-        "self + alpha * other",
-        expect![["m::add(self_, m::mul(alpha, other))"]],
-    );
+    check_emit("self + alpha * other", expect![["m::add(self_, m::mul(alpha, other))"]]);
     check_emit(
         "where(x > 0, x, 0.1 * x)",
         expect![["m::where_(m::gt(x, m::lit::<T>(0.0)), x, m::mul(m::lit::<T>(0.1), x))"]],
     );
-    check_emit(
-        "-x * sigmoid(x) / 2",
-        expect![["m::div(m::mul(m::neg(x), m::sigmoid(x)), m::lit::<T>(2.0))"]],
-    );
+    check_emit("-x * sigmoid(x) / 2", expect![["m::div(m::mul(m::neg(x), m::sigmoid(x)), m::lit::<T>(2.0))"]]);
     check_emit(
         "(x > 0) * x + !(y != 0) && where(a, lo <= hi, true)",
         expect![[
             "m::and(m::truthy(m::add(m::mul(m::from_bool::<T>(m::gt(x, m::lit::<T>(0.0))), x), m::from_bool::<T>(m::not(m::ne(y, m::lit::<T>(0.0)))))), m::where_(m::truthy(a), m::le(lo, hi), true))"
         ]],
     );
-    check_emit(
-        "clamp(x, -1, 1e20)",
-        expect![["m::clamp(x, m::lit::<T>(-1.0), m::lit::<T>(1e20))"]],
-    );
-    assert_eq!(
-        parse("gelu_tanh(self)").emit_rust("::oxten_kernels::math"),
-        "::oxten_kernels::math::gelu_tanh(self_)"
-    );
+    check_emit("clamp(x, -1, 1e20)", expect![["m::clamp(x, m::lit::<T>(-1.0), m::lit::<T>(1e20))"]]);
+    assert_eq!(parse("gelu_tanh(self)").emit_rust("::oxten_kernels::math"), "::oxten_kernels::math::gelu_tanh(self_)");
 }
 
 #[test]
 fn emit_renames_keyword_arguments() {
-    let e = PointwiseExpr::parse(
-        "self + type * where(true, in, 0)",
-        &[("self", T), ("type", S), ("in", T)],
-    )
-    .unwrap();
+    let e = PointwiseExpr::parse("self + type * where(true, in, 0)", &[("self", T), ("type", S), ("in", T)]).unwrap();
     let text = e.emit_rust("m");
-    assert_eq!(
-        text,
-        "m::add(self_, m::mul(type_, m::where_(true, in_, m::lit::<T>(0.0))))"
-    );
+    assert_eq!(text, "m::add(self_, m::mul(type_, m::where_(true, in_, m::lit::<T>(0.0))))");
     syn::parse_str::<syn::Expr>(&text).unwrap();
 }
 
@@ -381,17 +257,8 @@ fn assert_close(got: f64, want: f64) {
 
 #[test]
 fn eval_values() {
-    assert_eq!(
-        eval(
-            "self + alpha * other",
-            &[("self", 1.0), ("other", 2.0), ("alpha", 3.0)]
-        ),
-        7.0
-    );
-    assert_eq!(
-        eval("a + b * c", &[("a", 1.0), ("b", 2.0), ("c", 3.0)]),
-        7.0
-    );
+    assert_eq!(eval("self + alpha * other", &[("self", 1.0), ("other", 2.0), ("alpha", 3.0)]), 7.0);
+    assert_eq!(eval("a + b * c", &[("a", 1.0), ("b", 2.0), ("c", 3.0)]), 7.0);
     assert_eq!(eval("-x * y", &[("x", 2.0), ("y", 3.0)]), -6.0);
     assert_eq!(eval1("where(x > 0, x, 0.1 * x)", -2.0), -0.2);
     assert_eq!(eval1("where(x > 0, x, 0.1 * x)", 2.0), 2.0);
@@ -418,10 +285,7 @@ fn eval_values() {
     assert_eq!(eval1("reciprocal(x)", 4.0), 0.25);
     assert_eq!(eval1("abs(x)", -4.0), 4.0);
     assert_eq!(eval("pow(a, b)", &[("a", 2.0), ("b", 10.0)]), 1024.0);
-    assert_eq!(
-        eval("atan2(a, b)", &[("a", 1.0), ("b", 1.0)]),
-        std::f64::consts::FRAC_PI_4
-    );
+    assert_eq!(eval("atan2(a, b)", &[("a", 1.0), ("b", 1.0)]), std::f64::consts::FRAC_PI_4);
     assert_eq!(eval1("clamp(x, -1, 1)", 5.0), 1.0);
     assert_eq!(eval1("clamp(x, -1, 1)", -5.0), -1.0);
     assert_eq!(eval1("clamp(x, 2, 1)", 0.0), 1.0);
@@ -430,10 +294,7 @@ fn eval_values() {
     assert_eq!(eval1("x < 0 || x > 1", 1.5), 1.0);
     assert_eq!(eval1("exp(log(x)) + log1p(0) + expm1(0)", 1.0), 1.0);
     assert_eq!(eval1("floor(x) + ceil(x) + trunc(x)", -1.5), -4.0);
-    assert_eq!(
-        eval1("sqrt(x) + tanh(0) + sin(0) + cos(0) + tan(0)", 9.0),
-        4.0
-    );
+    assert_eq!(eval1("sqrt(x) + tanh(0) + sin(0) + cos(0) + tan(0)", 9.0), 4.0);
 }
 
 #[test]
@@ -464,11 +325,7 @@ fn emitted_functions_exist_in_kernels_math() {
         .iter()
         .map(|f| {
             let args = vec!["x"; f.arity()].join(", ");
-            assert!(
-                docs.contains(&format!("`{}(", f.name())),
-                "{} undocumented",
-                f.name()
-            );
+            assert!(docs.contains(&format!("`{}(", f.name())), "{} undocumented", f.name());
             format!("{}({args})", f.name())
         })
         .collect();
@@ -480,10 +337,7 @@ fn emitted_functions_exist_in_kernels_math() {
         let text = parse(src).emit_rust("m");
         syn::parse_str::<syn::Expr>(&text).unwrap();
         for part in text.split("m::").skip(1) {
-            let name: String = part
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
+            let name: String = part.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
             names.insert(name);
         }
     }

@@ -18,12 +18,7 @@ fn roundtrip_repo_yaml() {
     // Every `func:` string, as written in the file, prints back identically.
     let written: Vec<&str> = text
         .lines()
-        .filter_map(|l| {
-            l.strip_prefix("- ")
-                .unwrap_or(l)
-                .trim_start()
-                .strip_prefix("func:")
-        })
+        .filter_map(|l| l.strip_prefix("- ").unwrap_or(l).trim_start().strip_prefix("func:"))
         // Drop a trailing `# comment`; schemas never contain `#`.
         .map(|s| s.split('#').next().unwrap_or("").trim())
         .collect();
@@ -32,11 +27,7 @@ fn roundtrip_repo_yaml() {
         assert_eq!(&nf.func.to_string(), line, "at {}", nf.loc);
         assert_eq!(FunctionSchema::parse(line).as_ref(), Ok(&nf.func));
         let first_line = text.lines().nth(nf.loc.line - 1).unwrap_or("");
-        assert!(
-            first_line.starts_with("- "),
-            "{} does not start an entry",
-            nf.loc
-        );
+        assert!(first_line.starts_with("- "), "{} does not start an entry", nf.loc);
     }
 
     // Every function lands in exactly one group.

@@ -3,8 +3,7 @@
 
 use expect_test::{expect, Expect};
 use oxten_codegen::model::{
-    Annotation, Argument, BaseTy, DefaultValue, FunctionSchema, OperatorName, Return, SchemaKind,
-    Type,
+    Annotation, Argument, BaseTy, DefaultValue, FunctionSchema, OperatorName, Return, SchemaKind, Type,
 };
 
 /// Real schemas from PyTorch's `native_functions.yaml`, chosen to cover every
@@ -103,11 +102,7 @@ fn assert_round_trip(s: &str) {
     assert_eq!(schema.to_string(), s, "round trip");
     for arg in schema.arguments.flat_all() {
         let text = arg.to_string();
-        assert_eq!(
-            Argument::parse(&text).as_ref(),
-            Ok(arg),
-            "argument `{text}`"
-        );
+        assert_eq!(Argument::parse(&text).as_ref(), Ok(arg), "argument `{text}`");
         assert_eq!(Type::parse(&arg.ty.to_string()).as_ref(), Ok(&arg.ty));
         if let Some(ann) = &arg.annotation {
             assert_eq!(Annotation::parse(&ann.to_string()).as_ref(), Ok(ann));
@@ -116,10 +111,7 @@ fn assert_round_trip(s: &str) {
     for ret in &schema.returns {
         assert_eq!(Return::parse(&ret.to_string()).as_ref(), Ok(ret));
     }
-    assert_eq!(
-        OperatorName::parse(&schema.name.to_string()),
-        Ok(schema.name.clone())
-    );
+    assert_eq!(OperatorName::parse(&schema.name.to_string()), Ok(schema.name.clone()));
 }
 
 #[test]
@@ -143,9 +135,7 @@ fn parse(s: &str) -> FunctionSchema {
 
 #[test]
 fn structure_of_add_out() {
-    let s = parse(
-        "add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)",
-    );
+    let s = parse("add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)");
     assert_eq!(s.name.name.base, "add");
     assert_eq!(s.name.overload, "out");
     let names = |args: &[Argument]| args.iter().map(|a| a.name.clone()).collect::<Vec<_>>();
@@ -154,19 +144,12 @@ fn structure_of_add_out() {
     assert_eq!(names(&s.arguments.out), ["out"]);
     assert_eq!(s.arguments.flat_non_out().len(), 3);
     assert_eq!(s.arguments.flat_all().len(), 4);
-    assert_eq!(
-        s.arguments.self_arg().map(|a| a.name.as_str()),
-        Some("self")
-    );
+    assert_eq!(s.arguments.self_arg().map(|a| a.name.as_str()), Some("self"));
     assert_eq!(s.arguments.kwarg_only[0].default.as_deref(), Some("1"));
     assert!(s.arguments.out[0].is_write());
     assert_eq!(
         s.returns[0].annotation,
-        Some(Annotation {
-            alias_set: vec!["a".into()],
-            is_write: true,
-            alias_set_after: vec![]
-        })
+        Some(Annotation { alias_set: vec!["a".into()], is_write: true, alias_set_after: vec![] })
     );
 }
 
@@ -183,10 +166,7 @@ fn type_helpers() {
     assert_eq!(t("SymInt[]?").base(), BaseTy::SymInt);
     assert_eq!(
         t("int[1]?"),
-        Type::Optional(Box::new(Type::List {
-            elem: Box::new(Type::Base(BaseTy::Int)),
-            size: Some(1)
-        }))
+        Type::Optional(Box::new(Type::List { elem: Box::new(Type::Base(BaseTy::Int)), size: Some(1) }))
     );
     for b in BaseTy::ALL {
         assert_eq!(t(b.name()), Type::Base(b));
@@ -204,14 +184,7 @@ fn operator_names() {
     assert_eq!(iand.name.base, "and");
     let and = n("__and__");
     assert!(and.name.dunder && !and.name.inplace);
-    for s in [
-        "add.Tensor",
-        "add_.Tensor",
-        "sum",
-        "__iand__.Tensor",
-        "__and__",
-        "_foreach_add_.Scalar",
-    ] {
+    for s in ["add.Tensor", "add_.Tensor", "sum", "__iand__.Tensor", "__and__", "_foreach_add_.Scalar"] {
         assert_eq!(n(s).to_string(), s);
     }
     assert!(OperatorName::parse("add.").is_err());
@@ -223,39 +196,18 @@ fn default_values() {
     let arg = |s: &str| Argument::parse(s).unwrap();
     assert_eq!(
         arg("int[2] padding=0").default_value(),
-        Some(DefaultValue::List(vec![
-            DefaultValue::Int(0),
-            DefaultValue::Int(0)
-        ]))
+        Some(DefaultValue::List(vec![DefaultValue::Int(0), DefaultValue::Int(0)]))
     );
-    assert_eq!(
-        arg("int[2] stride=[]").default_value(),
-        Some(DefaultValue::List(vec![]))
-    );
-    assert_eq!(
-        arg("int[1]? dim=None").default_value(),
-        Some(DefaultValue::None)
-    );
+    assert_eq!(arg("int[2] stride=[]").default_value(), Some(DefaultValue::List(vec![])));
+    assert_eq!(arg("int[1]? dim=None").default_value(), Some(DefaultValue::None));
     assert_eq!(
         arg("SymInt[2]? s=1").default_value().unwrap().to_owned(),
         DefaultValue::List(vec![DefaultValue::Int(1); 2])
     );
-    assert_eq!(
-        arg("float eps=1e-05").default_value().unwrap().as_f64(),
-        Some(1e-5)
-    );
-    assert_eq!(
-        arg("str r='mean'").default_value(),
-        Some(DefaultValue::Str("mean".into()))
-    );
-    assert_eq!(
-        arg("int r=Mean").default_value(),
-        Some(DefaultValue::Ident("Mean".into()))
-    );
-    assert_eq!(
-        arg("bool b=False").default_value(),
-        Some(DefaultValue::Bool(false))
-    );
+    assert_eq!(arg("float eps=1e-05").default_value().unwrap().as_f64(), Some(1e-5));
+    assert_eq!(arg("str r='mean'").default_value(), Some(DefaultValue::Str("mean".into())));
+    assert_eq!(arg("int r=Mean").default_value(), Some(DefaultValue::Ident("Mean".into())));
+    assert_eq!(arg("bool b=False").default_value(), Some(DefaultValue::Bool(false)));
     assert_eq!(arg("Tensor x").default_value(), None);
     // The stored text is never normalised.
     assert_eq!(arg("int[] dim=[-2,-1]").default.as_deref(), Some("[-2,-1]"));
@@ -267,22 +219,10 @@ fn kinds() {
     assert_eq!(kind(REAL_SCHEMAS[0]), SchemaKind::Functional);
     assert_eq!(kind(REAL_SCHEMAS[1]), SchemaKind::Inplace);
     assert_eq!(kind(REAL_SCHEMAS[2]), SchemaKind::Out);
-    assert_eq!(
-        kind("_foreach_add_.Scalar(Tensor(a!)[] self, Scalar scalar) -> ()"),
-        SchemaKind::Inplace
-    );
-    assert_eq!(
-        kind("__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"),
-        SchemaKind::Inplace
-    );
-    assert_eq!(
-        kind("__and__.Tensor(Tensor self, Tensor other) -> Tensor"),
-        SchemaKind::Functional
-    );
-    assert_eq!(
-        kind("record_stream(Tensor(a!) self, Stream s) -> ()"),
-        SchemaKind::Mutable
-    );
+    assert_eq!(kind("_foreach_add_.Scalar(Tensor(a!)[] self, Scalar scalar) -> ()"), SchemaKind::Inplace);
+    assert_eq!(kind("__iand__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"), SchemaKind::Inplace);
+    assert_eq!(kind("__and__.Tensor(Tensor self, Tensor other) -> Tensor"), SchemaKind::Functional);
+    assert_eq!(kind("record_stream(Tensor(a!) self, Stream s) -> ()"), SchemaKind::Mutable);
     assert_eq!(
         kind("_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"),
         SchemaKind::Mutable
@@ -290,10 +230,7 @@ fn kinds() {
     // Out wins over mutable positional arguments.
     assert_eq!(kind(REAL_SCHEMAS[27]), SchemaKind::Out);
     // A view is functional: `(a)` without `!` does not write.
-    assert_eq!(
-        kind("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"),
-        SchemaKind::Functional
-    );
+    assert_eq!(kind("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"), SchemaKind::Functional);
 }
 
 fn check_signature(schema: &str, expected: Expect) {
@@ -348,7 +285,8 @@ fn factories() {
     assert!(parse(REAL_SCHEMAS[11]).is_factory(), "empty.memory_format");
     assert!(parse(REAL_SCHEMAS[13]).is_factory(), "arange.start_step");
     assert!(!parse(REAL_SCHEMAS[12]).is_factory(), "empty_like");
-    assert!(!parse("empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)").is_factory());
+    assert!(!parse("empty.out(SymInt[] size, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)")
+        .is_factory());
     assert!(!parse("cat(Tensor[] tensors, int dim=0) -> Tensor").is_factory());
     assert!(parse("nothing() -> ()").is_factory());
 }
@@ -374,14 +312,8 @@ fn error_whitespace_is_significant() {
         "add(Tensor self,Tensor other) -> Tensor",
         expect!["column 16: expected `, ` or `)` after an argument, found `,`"],
     );
-    check_error(
-        "add(Tensor  self) -> Tensor",
-        expect!["column 12: expected an argument name, found ` `"],
-    );
-    check_error(
-        "add(Tensor self)->Tensor",
-        expect!["column 17: expected ` -> ` after the argument list, found `-`"],
-    );
+    check_error("add(Tensor  self) -> Tensor", expect!["column 12: expected an argument name, found ` `"]);
+    check_error("add(Tensor self)->Tensor", expect!["column 17: expected ` -> ` after the argument list, found `-`"]);
 }
 
 #[test]
@@ -402,10 +334,7 @@ fn error_bad_annotation() {
         "f(Tensor(A) self) -> Tensor",
         expect!["column 10: expected an alias set name (lowercase letters, e.g. `a`), found `A`"],
     );
-    check_error(
-        "f(Tensor(a!) self -> Tensor",
-        expect!["column 18: expected `, ` or `)` after an argument, found ` `"],
-    );
+    check_error("f(Tensor(a!) self -> Tensor", expect!["column 18: expected `, ` or `)` after an argument, found ` `"]);
 }
 
 #[test]
@@ -428,7 +357,9 @@ fn error_out_argument_not_last() {
 fn error_out_not_returned() {
     check_error(
         "add.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor",
-        expect!["column 58: an out= schema must return its out arguments in order: expected `Tensor(a!)`, found `Tensor`"],
+        expect![
+            "column 58: an out= schema must return its out arguments in order: expected `Tensor(a!)`, found `Tensor`"
+        ],
     );
     check_error(
         "max.dim_max(Tensor self, int dim, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(b!) values, Tensor(a!) indices)",
@@ -460,9 +391,7 @@ fn error_mutable_return_without_argument() {
 fn error_inplace_rules() {
     check_error(
         "add_.Tensor(Tensor self, Tensor other) -> Tensor",
-        expect![
-            "column 13: inplace operator `add_` must take `Tensor(a!) self` as its first argument"
-        ],
+        expect!["column 13: inplace operator `add_` must take `Tensor(a!) self` as its first argument"],
     );
     check_error(
         "add_.Tensor(Tensor(a!) self, Tensor other) -> Tensor",
@@ -474,9 +403,7 @@ fn error_inplace_rules() {
     );
     check_error(
         "zero_() -> ()",
-        expect![
-            "column 7: inplace operator `zero_` must take `Tensor(a!) self` as its first argument"
-        ],
+        expect!["column 7: inplace operator `zero_` must take `Tensor(a!) self` as its first argument"],
     );
 }
 
@@ -486,32 +413,11 @@ fn error_misc_syntax() {
         "f(Tensor self) -> (Tensor)",
         expect!["column 19: a single return must not be parenthesized: write `Tensor` instead of `(Tensor)`"],
     );
-    check_error(
-        "f(Tensor self, *) -> Tensor",
-        expect!["column 16: `*` must be followed by keyword-only arguments"],
-    );
-    check_error(
-        "f(Tensor self, int x=) -> Tensor",
-        expect!["column 22: expected a default value, found `)`"],
-    );
-    check_error(
-        "f(Tensor self, str x='mean) -> Tensor",
-        expect!["column 22: unterminated string literal"],
-    );
-    check_error(
-        "f(Tensor self) -> Tensor;",
-        expect!["column 25: unexpected `;` after the returns"],
-    );
-    check_error(
-        "f(Tensor self, int?? x) -> Tensor",
-        expect!["column 20: type `int?` is already optional"],
-    );
-    check_error(
-        "f(Tensor self, int[02] x) -> Tensor",
-        expect!["column 20: invalid list size `02`"],
-    );
-    check_error(
-        "aten::f(Tensor self) -> Tensor",
-        expect!["column 5: expected `(` after the operator name, found `:`"],
-    );
+    check_error("f(Tensor self, *) -> Tensor", expect!["column 16: `*` must be followed by keyword-only arguments"]);
+    check_error("f(Tensor self, int x=) -> Tensor", expect!["column 22: expected a default value, found `)`"]);
+    check_error("f(Tensor self, str x='mean) -> Tensor", expect!["column 22: unterminated string literal"]);
+    check_error("f(Tensor self) -> Tensor;", expect!["column 25: unexpected `;` after the returns"]);
+    check_error("f(Tensor self, int?? x) -> Tensor", expect!["column 20: type `int?` is already optional"]);
+    check_error("f(Tensor self, int[02] x) -> Tensor", expect!["column 20: invalid list size `02`"]);
+    check_error("aten::f(Tensor self) -> Tensor", expect!["column 5: expected `(` after the operator name, found `:`"]);
 }

@@ -3,9 +3,7 @@
 
 use expect_test::{expect, Expect};
 use oxten_codegen::model::OperatorName;
-use oxten_codegen::yaml::{
-    group_native_functions, parse_native_functions, DeviceCheck, NativeFunction, Variant,
-};
+use oxten_codegen::yaml::{group_native_functions, parse_native_functions, DeviceCheck, NativeFunction, Variant};
 
 const FILE: &str = "native_functions.yaml";
 
@@ -55,9 +53,7 @@ const ADD: &str = "\
 fn valid_file_parses() {
     let fns = parse_ok(ADD);
     assert_eq!(fns.len(), 3);
-    let [add, add_, out] = &fns[..] else {
-        unreachable!()
-    };
+    let [add, add_, out] = &fns[..] else { unreachable!() };
     assert_eq!(add.func.name.to_string(), "add.Tensor");
     assert_eq!(add.loc.to_string(), "native_functions.yaml:1");
     assert_eq!(add_.loc.line, 7);
@@ -65,27 +61,14 @@ fn valid_file_parses() {
     assert_eq!(add.variants, [Variant::Function, Variant::Method].into());
     assert_eq!(add_.variants, [Variant::Method].into());
     assert_eq!(add.device_check, DeviceCheck::NoCheck);
-    assert_eq!(
-        add.structured_delegate,
-        Some(OperatorName::parse("add.out").unwrap())
-    );
+    assert_eq!(add.structured_delegate, Some(OperatorName::parse("add.out").unwrap()));
     assert_eq!(add.tags, ["core", "pointwise"]);
     assert_eq!(add_.tags, ["pointwise"]);
     assert!(out.structured);
-    assert_eq!(
-        out.structured_inherits.as_deref(),
-        Some("TensorIteratorBase")
-    );
+    assert_eq!(out.structured_inherits.as_deref(), Some("TensorIteratorBase"));
     assert_eq!(out.pointwise.as_deref(), Some("self + alpha * other"));
-    let dispatch: Vec<String> = out
-        .dispatch
-        .iter()
-        .map(|(k, v)| format!("{k}: {v}"))
-        .collect();
-    assert_eq!(
-        dispatch,
-        ["CPU: add_out", "CUDA: add_out", "Meta: add_out_meta"]
-    );
+    let dispatch: Vec<String> = out.dispatch.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    assert_eq!(dispatch, ["CPU: add_out", "CUDA: add_out", "Meta: add_out_meta"]);
     assert!(fns.iter().all(NativeFunction::is_structured_group_member));
     assert!(!out.has_composite_kernel());
 }
@@ -110,25 +93,17 @@ fn defaults_and_ignored_keys() {
   - stride -> int dH, int dW
 ",
     );
-    let [to, sum, pool] = &fns[..] else {
-        unreachable!()
-    };
+    let [to, sum, pool] = &fns[..] else { unreachable!() };
     assert_eq!(to.device_check, DeviceCheck::ExactSame);
     assert!(to.dispatch.is_empty());
-    assert!(
-        to.has_composite_implicit_kernel(),
-        "no dispatch means implicit CompositeImplicitAutograd"
-    );
+    assert!(to.has_composite_implicit_kernel(), "no dispatch means implicit CompositeImplicitAutograd");
     assert!(to.has_composite_kernel());
     assert!(!sum.has_composite_implicit_kernel());
     assert!(sum.has_composite_explicit_kernel());
     assert!(sum.has_composite_kernel());
     assert_eq!(sum.variants, [Variant::Function].into());
     assert!(sum.tags.is_empty());
-    assert_eq!(
-        pool.precomputed,
-        ["kernel_size -> int kH, int kW", "stride -> int dH, int dW"]
-    );
+    assert_eq!(pool.precomputed, ["kernel_size -> int kH, int kW", "stride -> int dH, int dW"]);
     assert!(!pool.has_composite_kernel());
 }
 
@@ -159,17 +134,8 @@ fn grouping() {
     let summary: Vec<String> = groups
         .iter()
         .map(|g| {
-            let names: Vec<String> = g
-                .members()
-                .iter()
-                .map(|f| f.func.name.to_string())
-                .collect();
-            format!(
-                "{} structured={} [{}]",
-                g.root_name(),
-                g.structured(),
-                names.join(", ")
-            )
+            let names: Vec<String> = g.members().iter().map(|f| f.func.name.to_string()).collect();
+            format!("{} structured={} [{}]", g.root_name(), g.structured(), names.join(", "))
         })
         .collect();
     expect![[r#"
@@ -178,13 +144,7 @@ fn grouping() {
         sum structured=false [sum]
         _native_batch_norm_legit structured=false [_native_batch_norm_legit, _native_batch_norm_legit.out]"#]]
     .assert_eq(&summary.join("\n"));
-    assert_eq!(
-        groups[0]
-            .out_fn()
-            .map(|f| f.func.name.to_string())
-            .as_deref(),
-        Some("add.out")
-    );
+    assert_eq!(groups[0].out_fn().map(|f| f.func.name.to_string()).as_deref(), Some("add.out"));
     assert!(groups[0].inplace.is_some() && groups[0].functional.is_some());
     assert!(groups[3].mutable.is_some());
     assert!(groups[1].out_fn().is_none());
@@ -230,9 +190,7 @@ fn missing_func() {
   dispatch:
     CPU: relu
 ",
-        expect![
-            "native_functions.yaml:2: in `<entry 2>`: missing `func` key (the operator schema)"
-        ],
+        expect!["native_functions.yaml:2: in `<entry 2>`: missing `func` key (the operator schema)"],
     );
 }
 
@@ -276,7 +234,7 @@ fn unknown_key() {
   dispatchh:
     CPU: relu
 ",
-        expect!["native_functions.yaml:3: in `relu`: unknown key `dispatchh` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, autogen, python_module, manual_cpp_binding)"],
+        expect!["native_functions.yaml:3: in `relu`: unknown key `dispatchh` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, autogen, python_module, manual_cpp_binding)"],
     );
 }
 
@@ -341,9 +299,7 @@ fn precomputed_without_structured() {
   precomputed:
   - self -> int n
 ",
-        expect![
-            "native_functions.yaml:4: in `relu.out`: `precomputed` requires `structured: True`"
-        ],
+        expect!["native_functions.yaml:4: in `relu.out`: `precomputed` requires `structured: True`"],
     );
 }
 
@@ -480,7 +436,9 @@ fn bad_device_check() {
 - func: relu(Tensor self) -> Tensor
   device_check: SameDevice
 ",
-        expect!["native_functions.yaml:2: in `relu`: unknown device_check `SameDevice` (expected `NoCheck` or `ExactSame`)"],
+        expect![
+            "native_functions.yaml:2: in `relu`: unknown device_check `SameDevice` (expected `NoCheck` or `ExactSame`)"
+        ],
     );
 }
 
@@ -516,7 +474,7 @@ fn all_errors_are_collected_and_sorted() {
 ",
         expect![[r#"
             native_functions.yaml:2: in `b`: `structured_delegate` names `missing.out`, which is not defined in this file
-            native_functions.yaml:4: in `a`: unknown key `colour` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, autogen, python_module, manual_cpp_binding)
+            native_functions.yaml:4: in `a`: unknown key `colour` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, autogen, python_module, manual_cpp_binding)
             native_functions.yaml:5: in `c`: invalid schema `c(Tensor self) -> Tensr`: column 19: unknown type `Tensr` (known types: Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, Layout, Device, MemoryFormat, Generator, Dimname, Stream, Storage)
             native_functions.yaml:6: in `b`: `b` without an overload name is already used by the entry at native_functions.yaml:1; overload names must be unique"#]],
     );
@@ -525,8 +483,5 @@ fn all_errors_are_collected_and_sorted() {
 #[test]
 fn empty_file_is_empty() {
     assert_eq!(parse_native_functions("", FILE), Ok(vec![]));
-    assert_eq!(
-        parse_native_functions("# only a comment\n", FILE),
-        Ok(vec![])
-    );
+    assert_eq!(parse_native_functions("# only a comment\n", FILE), Ok(vec![]));
 }

@@ -41,7 +41,11 @@ fn main() {
     let total = step("sum over everything", || t.try_sum()?.item::<f32>());
     println!("    sum = {total:.3}");
     let (vals, idx) = step("max over dim 1 (values, indices)", || t.try_max_dim(1));
-    println!("    first row max = {:.3} at column {}", vals.to_vec::<f32>().unwrap()[0], idx.to_vec::<i64>().unwrap()[0]);
+    println!(
+        "    first row max = {:.3} at column {}",
+        vals.to_vec::<f32>().unwrap()[0],
+        idx.to_vec::<i64>().unwrap()[0]
+    );
     let m = step("mean over dim 0 with keepdim", || {
         t.try_mean_dim_with(Some(&[0]), oxten::options::MeanDimOpts { keepdim: true, dtype: None })
     });
@@ -56,17 +60,22 @@ fn main() {
 
     // channels_last propagates through elementwise ops.
     let img = step("channels_last relu(x) + x", || {
-        let a = oxten::try_ones(&[2, 8, 16, 16])?.try_contiguous_with(oxten::options::ContiguousOpts {
-            memory_format: MemoryFormat::ChannelsLast,
-        })?;
+        let a = oxten::try_ones(&[2, 8, 16, 16])?
+            .try_contiguous_with(oxten::options::ContiguousOpts { memory_format: MemoryFormat::ChannelsLast })?;
         a.try_relu()?.try_add(&a)
     });
     println!("    output is channels_last: {}", img.is_contiguous_as(MemoryFormat::ChannelsLast));
 
     // Meta tensors: shapes and dtypes without data.
     let meta = step("meta: [3,1] int32 + [1,4] float32", || {
-        let a = oxten::try_empty_with(&[3, 1], oxten::options::EmptyOpts { dtype: Some(DType::I32), device: Some(Device::Meta), ..Default::default() })?;
-        let b = oxten::try_empty_with(&[1, 4], oxten::options::EmptyOpts { device: Some(Device::Meta), ..Default::default() })?;
+        let a = oxten::try_empty_with(
+            &[3, 1],
+            oxten::options::EmptyOpts { dtype: Some(DType::I32), device: Some(Device::Meta), ..Default::default() },
+        )?;
+        let b = oxten::try_empty_with(
+            &[1, 4],
+            oxten::options::EmptyOpts { device: Some(Device::Meta), ..Default::default() },
+        )?;
         a.try_add(&b)
     });
     println!("    meta result: sizes {:?}, dtype {}, device {}", &meta.sizes()[..], meta.dtype(), meta.device());

@@ -22,11 +22,11 @@
 pub use oxten_runtime::dispatch;
 pub use oxten_runtime::functions::*;
 pub use oxten_runtime::iter;
-pub use oxten_runtime::options;
 pub use oxten_runtime::ops;
+pub use oxten_runtime::options;
 pub use oxten_runtime::{
-    can_cast, promote_types, DType, Device, DimVec, Element, Error, ErrorKind, Layout, MemoryFormat, Result,
-    Scalar, Storage, Tensor, TensorLayout,
+    can_cast, promote_types, DType, Device, DimVec, Element, Error, ErrorKind, Layout, MemoryFormat, Result, Scalar,
+    Storage, Tensor, TensorLayout,
 };
 
 mod support;
@@ -49,7 +49,13 @@ pub fn init() {
 // without a constructor section.
 #[used]
 #[cfg_attr(
-    any(target_os = "linux", target_os = "android", target_os = "freebsd", target_os = "netbsd", target_os = "openbsd"),
+    any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "freebsd",
+        target_os = "netbsd",
+        target_os = "openbsd"
+    ),
     link_section = ".init_array"
 )]
 #[cfg_attr(target_vendor = "apple", link_section = "__DATA,__mod_init_func")]

@@ -11,6 +11,7 @@
 //! `cargo run -p oxten-codegen -- stubs <op>` prints what to implement for an operator.
 
 mod activation;
+mod checks;
 mod convert;
 mod factory;
 pub mod math;

@@ -793,11 +793,7 @@ mod tests {
     use super::*;
 
     fn assert_rel(got: f64, want: f64, tol: f64) {
-        let err = if want == 0.0 {
-            got.abs()
-        } else {
-            ((got - want) / want).abs()
-        };
+        let err = if want == 0.0 { got.abs() } else { ((got - want) / want).abs() };
         assert!(err <= tol, "got {got:e}, want {want:e}, rel err {err:e}");
     }
 
@@ -876,16 +872,8 @@ mod tests {
 
     #[test]
     fn round_is_half_to_even() {
-        let cases = [
-            (0.5, 0.0),
-            (1.5, 2.0),
-            (2.5, 2.0),
-            (-0.5, -0.0),
-            (-1.5, -2.0),
-            (-2.5, -2.0),
-            (2.4, 2.0),
-            (2.6, 3.0),
-        ];
+        let cases =
+            [(0.5, 0.0), (1.5, 2.0), (2.5, 2.0), (-0.5, -0.0), (-1.5, -2.0), (-2.5, -2.0), (2.4, 2.0), (2.6, 3.0)];
         for (x, want) in cases {
             assert_eq!(round(x), want, "round({x})");
             assert_eq!(round(x as f32), want as f32, "round({x}f32)");

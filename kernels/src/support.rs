@@ -9,9 +9,7 @@ pub fn check_alpha(dtype: DType, alpha: Scalar) -> Result<()> {
         return Err(Error::value("Boolean alpha only supported for Boolean results."));
     }
     if dtype.is_integral(true) && alpha.is_floating_point() {
-        return Err(Error::value(
-            "For integral input tensors, argument alpha must not be a floating point number.",
-        ));
+        return Err(Error::value("For integral input tensors, argument alpha must not be a floating point number."));
     }
     Ok(())
 }

@@ -26,7 +26,7 @@ pub use storage::Storage;
 pub use tensor::{wrap_dim, Element, Tensor, TensorLayout};
 
 /// The generated operator layer (from native_functions.yaml, by build.rs).
-#[allow(clippy::too_many_arguments, clippy::needless_lifetimes, non_snake_case)]
+#[allow(clippy::too_many_arguments, clippy::needless_lifetimes, clippy::derivable_impls, non_snake_case)]
 mod generated {
     include!(concat!(env!("OUT_DIR"), "/ops.rs"));
 }

@@ -26,9 +26,8 @@ impl Buffer {
             .map_err(|_| Error::value(format!("cannot allocate {nbytes} bytes")))?;
         // SAFETY: `layout` has a non-zero size (checked above).
         let ptr = unsafe { alloc::alloc_zeroed(layout) };
-        let ptr = NonNull::new(ptr).ok_or_else(|| {
-            Error::runtime(format!("out of memory: tried to allocate {nbytes} bytes"))
-        })?;
+        let ptr = NonNull::new(ptr)
+            .ok_or_else(|| Error::runtime(format!("out of memory: tried to allocate {nbytes} bytes")))?;
         Ok(Buffer { ptr, nbytes })
     }
 }
@@ -37,9 +36,7 @@ impl Drop for Buffer {
     fn drop(&mut self) {
         if self.nbytes != 0 {
             // SAFETY: allocated in `zeroed` with this exact size and alignment.
-            unsafe {
-                alloc::dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.nbytes, ALIGN))
-            }
+            unsafe { alloc::dealloc(self.ptr.as_ptr(), Layout::from_size_align_unchecked(self.nbytes, ALIGN)) }
         }
     }
 }
@@ -76,11 +73,7 @@ impl Storage {
                 (b.ptr.as_ptr(), vec![b])
             }
             Device::Meta => (std::ptr::null_mut(), vec![]),
-            other => {
-                return Err(Error::device(format!(
-                    "no allocator for device {other}; register a backend for it"
-                )))
-            }
+            other => return Err(Error::device(format!("no allocator for device {other}; register a backend for it"))),
         };
         Ok(Storage(Arc::new(StorageImpl {
             device,

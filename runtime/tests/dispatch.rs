@@ -4,8 +4,8 @@
 //! Each test declares its own operators so tests do not share dispatch state.
 
 use oxten_runtime::dispatch::{
-    define_op, local_keys, BoxedKernel, DispatchKey, ExcludeGuard, IValue, IncludeGuard, KeySet, Op,
-    RegistrationKey, Resolved,
+    define_op, local_keys, BoxedKernel, DispatchKey, ExcludeGuard, IValue, IncludeGuard, KeySet, Op, RegistrationKey,
+    Resolved,
 };
 use oxten_runtime::{Device, Result, Tensor};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -43,7 +43,8 @@ fn mark(v: f32) -> Tensor {
 
 #[test]
 fn highest_priority_backend_wins_in_either_order() {
-    static OP: Op<fn(&Tensor, &Tensor) -> Result<Tensor>> = Op::new("test::binary_priority", "binary_priority(Tensor a, Tensor b) -> Tensor");
+    static OP: Op<fn(&Tensor, &Tensor) -> Result<Tensor>> =
+        Op::new("test::binary_priority", "binary_priority(Tensor a, Tensor b) -> Tensor");
     OP.register(DispatchKey::Cpu, |_, _| Ok(mark(1.0)));
     OP.register(DispatchKey::PrivateUse1, |_, _| Ok(mark(2.0)));
     let (a, b) = (cpu(0.0), pu1(0.0));
@@ -92,11 +93,12 @@ fn layer_kernel_runs_then_redispatches_below_itself() {
 #[test]
 fn guards_restore_on_error_and_panic_and_are_per_thread() {
     let before = local_keys();
-    let r: Result<()> = (|| {
+    fn failing_kernel() -> Result<()> {
         let _g = ExcludeGuard::new(DispatchKey::Autograd);
         let _h = IncludeGuard::new(DispatchKey::Autocast);
         Err(oxten_runtime::Error::value("boom"))
-    })();
+    }
+    let r = failing_kernel();
     assert!(r.is_err());
     assert_eq!(local_keys(), before);
     let p = std::panic::catch_unwind(|| {
@@ -190,7 +192,10 @@ fn reregistering_replaces_deterministically() {
 #[test]
 fn operators_defined_at_run_time_take_boxed_kernels() {
     let op = define_op("myns::double(Tensor self) -> Tensor").unwrap();
-    assert_eq!(oxten_runtime::dispatch::find_op("myns::double").unwrap().schema(), "myns::double(Tensor self) -> Tensor");
+    assert_eq!(
+        oxten_runtime::dispatch::find_op("myns::double").unwrap().schema(),
+        "myns::double(Tensor self) -> Tensor"
+    );
     op.register_kernel(
         RegistrationKey::Key(DispatchKey::Cpu),
         oxten_runtime::dispatch::Kernel::Boxed(BoxedKernel::new(|_, stack| {

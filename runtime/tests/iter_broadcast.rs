@@ -12,16 +12,8 @@ fn numpy_broadcast(a: &[i64], b: &[i64]) -> Option<Vec<i64>> {
     let n = a.len().max(b.len());
     let mut out = Vec::new();
     for i in 0..n {
-        let da = if i < n - a.len() {
-            1
-        } else {
-            a[i - (n - a.len())]
-        };
-        let db = if i < n - b.len() {
-            1
-        } else {
-            b[i - (n - b.len())]
-        };
+        let da = if i < n - a.len() { 1 } else { a[i - (n - a.len())] };
+        let db = if i < n - b.len() { 1 } else { b[i - (n - b.len())] };
         out.push(match (da, db) {
             (x, y) if x == y => x,
             (1, y) => y,
@@ -115,11 +107,7 @@ fn shape_strategy() -> impl Strategy<Value = Vec<i64>> {
 /// An input shape broadcastable to `full`: some dims set to 1, some leading dims dropped.
 fn sub_shape(full: &[i64], ones: u8, drop: usize) -> Vec<i64> {
     let drop = drop.min(full.len());
-    full[drop..]
-        .iter()
-        .enumerate()
-        .map(|(i, &s)| if ones >> i & 1 == 1 { 1 } else { s })
-        .collect()
+    full[drop..].iter().enumerate().map(|(i, &s)| if ones >> i & 1 == 1 { 1 } else { s }).collect()
 }
 
 proptest! {
@@ -188,11 +176,7 @@ proptest! {
 
 fn iter_for(a: &Tensor, b: &Tensor) -> (TensorIterator, Tensor) {
     let mut outs = StructuredOutputs::functional(1);
-    let iter = binary_op_config()
-        .add_input(a)
-        .add_input(b)
-        .build_structured(&mut outs)
-        .unwrap();
+    let iter = binary_op_config().add_input(a).add_input(b).build_structured(&mut outs).unwrap();
     add_f32(&iter);
     (iter, outs.output(0).clone())
 }
@@ -208,22 +192,13 @@ fn contiguous_5d_coalesces_to_one_dim() {
     assert_eq!(iter.shape(), [720]);
     assert!(iter.is_contiguous());
     assert_eq!(out.strides(), [360, 120, 30, 6, 1]);
-    assert_eq!(
-        out.to_vec::<f32>().unwrap(),
-        seq(720).iter().map(|x| 2.0 * x).collect::<Vec<_>>()
-    );
+    assert_eq!(out.to_vec::<f32>().unwrap(), seq(720).iter().map(|x| 2.0 * x).collect::<Vec<_>>());
 }
 
 #[test]
 fn channels_last_propagates() {
     // Both channels-last: fast setup, output channels-last ([60, 1, 15, 3] for [2, 3, 4, 5]).
-    let a = Tensor::empty(
-        &[2, 3, 4, 5],
-        DType::F32,
-        Device::Cpu,
-        MemoryFormat::ChannelsLast,
-    )
-    .unwrap();
+    let a = Tensor::empty(&[2, 3, 4, 5], DType::F32, Device::Cpu, MemoryFormat::ChannelsLast).unwrap();
     let (iter, out) = iter_for(&a, &a);
     assert_eq!(out.strides(), [60, 1, 15, 3]);
     assert_eq!(iter.shape(), [120]);
@@ -252,17 +227,11 @@ fn transposed_and_contiguous_follow_first_input() {
     let (_, out) = iter_for(&at, &b);
     assert_eq!(out.strides(), [1, 2]);
     // at logical: [[0, 2, 4], [1, 3, 5]]; b: [[0, 1, 2], [3, 4, 5]].
-    assert_eq!(
-        out.to_vec::<f32>().unwrap(),
-        [0.0, 3.0, 6.0, 4.0, 7.0, 10.0]
-    );
+    assert_eq!(out.to_vec::<f32>().unwrap(), [0.0, 3.0, 6.0, 4.0, 7.0, 10.0]);
     // b first: b's strides decide (4 < 12: no swap), the output is row-major [3, 1].
     let (_, out) = iter_for(&b, &at);
     assert_eq!(out.strides(), [3, 1]);
-    assert_eq!(
-        out.to_vec::<f32>().unwrap(),
-        [0.0, 3.0, 6.0, 4.0, 7.0, 10.0]
-    );
+    assert_eq!(out.to_vec::<f32>().unwrap(), [0.0, 3.0, 6.0, 4.0, 7.0, 10.0]);
     // Both transposed with identical strides: fast setup copies the strides.
     let (iter, out) = iter_for(&at, &at);
     assert_eq!(out.strides(), [1, 2]);
@@ -278,10 +247,7 @@ fn broadcast_and_full_follow_the_full_one() {
     for (x, y) in [(&row, &full_t), (&full_t, &row)] {
         let (_, out) = iter_for(x, y);
         assert_eq!(out.strides(), [1, 2]);
-        assert_eq!(
-            out.to_vec::<f32>().unwrap(),
-            [10.0, 22.0, 34.0, 11.0, 23.0, 35.0]
-        );
+        assert_eq!(out.to_vec::<f32>().unwrap(), [10.0, 22.0, 34.0, 11.0, 23.0, 35.0]);
     }
     // Row-major full + broadcast: row-major output.
     let full_c = Tensor::from_vec(seq(6), &[2, 3]).unwrap();
@@ -302,31 +268,16 @@ fn given_output_keeps_its_strides_or_is_resized() {
     let a = Tensor::from_vec(seq(6), &[2, 3]).unwrap();
     let out = Tensor::empty_strided(&[2, 3], &[1, 2], DType::F32, Device::Cpu).unwrap();
     let mut outs = StructuredOutputs::out(&[&out]);
-    let iter = binary_op_config()
-        .add_input(&a)
-        .add_input(&a)
-        .build_structured(&mut outs)
-        .unwrap();
+    let iter = binary_op_config().add_input(&a).add_input(&a).build_structured(&mut outs).unwrap();
     add_f32(&iter);
     assert_eq!(out.strides(), [1, 2]);
-    assert_eq!(
-        out.to_vec::<f32>().unwrap(),
-        [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
-    );
+    assert_eq!(out.to_vec::<f32>().unwrap(), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
 
     // Wrong shape, write-only: resized to the broadcast shape (contiguous).
     let out = Tensor::empty(&[5], DType::F32, Device::Cpu, MemoryFormat::Contiguous).unwrap();
-    let iter = TensorIteratorConfig::new()
-        .add_output(&out)
-        .add_input(&a)
-        .add_input(&a)
-        .build()
-        .unwrap();
+    let iter = TensorIteratorConfig::new().add_output(&out).add_input(&a).add_input(&a).build().unwrap();
     add_f32(&iter);
     assert_eq!(out.sizes(), [2, 3]);
     assert_eq!(out.strides(), [3, 1]);
-    assert_eq!(
-        out.to_vec::<f32>().unwrap(),
-        [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
-    );
+    assert_eq!(out.to_vec::<f32>().unwrap(), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
 }

@@ -89,36 +89,16 @@ fn bf16_rounds_to_nearest_even() {
     // 1 + 2^-8 lies halfway between bf16 1.0 and 1.0078125: ties go to the even mantissa (1.0).
     // 1 + 3·2^-8 lies halfway between 1.0078125 (odd) and 1.015625 (even).
     // The third value is just above the first halfway point, so it rounds up.
-    let src = Tensor::from_vec(
-        vec![
-            1.0f32 + 1.0 / 256.0,
-            1.0 + 3.0 / 256.0,
-            1.0 + 1.0 / 256.0 + 1.0 / 1_048_576.0,
-        ],
-        &[3],
-    )
-    .unwrap();
+    let src =
+        Tensor::from_vec(vec![1.0f32 + 1.0 / 256.0, 1.0 + 3.0 / 256.0, 1.0 + 1.0 / 256.0 + 1.0 / 1_048_576.0], &[3])
+            .unwrap();
     let dst = empty(&[3], DType::BF16);
     copy_(&dst, &src).unwrap();
-    let got: Vec<f32> = dst
-        .to_vec::<bf16>()
-        .unwrap()
-        .into_iter()
-        .map(f32::from)
-        .collect();
+    let got: Vec<f32> = dst.to_vec::<bf16>().unwrap().into_iter().map(f32::from).collect();
     assert_eq!(got, [1.0, 1.015625, 1.0078125]);
     let dst = empty(&[3], DType::F16);
-    copy_(
-        &dst,
-        &Tensor::from_vec(vec![65504.0f32, 1e6, 1.0 + 1.0 / 2048.0], &[3]).unwrap(),
-    )
-    .unwrap();
-    let got: Vec<f32> = dst
-        .to_vec::<f16>()
-        .unwrap()
-        .into_iter()
-        .map(f32::from)
-        .collect();
+    copy_(&dst, &Tensor::from_vec(vec![65504.0f32, 1e6, 1.0 + 1.0 / 2048.0], &[3]).unwrap()).unwrap();
+    let got: Vec<f32> = dst.to_vec::<f16>().unwrap().into_iter().map(f32::from).collect();
     assert_eq!(got, [65504.0, f32::INFINITY, 1.0]);
 }
 
@@ -143,28 +123,17 @@ fn transposed_destination_and_broadcast_source() {
     let base = Tensor::from_vec((0..12).map(|i| i as f32).collect(), &[12]).unwrap();
     let every_other = base.alias_with_layout(&[2, 3], &[6, 2], 0).unwrap();
     copy_(&dst, &every_other).unwrap();
-    assert_eq!(
-        dst.to_vec::<f64>().unwrap(),
-        [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
-    );
+    assert_eq!(dst.to_vec::<f64>().unwrap(), [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]);
 }
 
 #[test]
 fn shape_errors() {
     let dst = empty(&[3], DType::F32);
     let e = copy_(&dst, &empty(&[4], DType::F32)).unwrap_err();
-    assert_eq!(
-        e.message,
-        "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 0"
-    );
+    assert_eq!(e.message, "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 0");
     let e = copy_(&dst, &empty(&[2, 3], DType::F32)).unwrap_err();
-    assert_eq!(
-        e.message,
-        "output with shape [3] doesn't match the broadcast shape [2, 3]"
-    );
-    let expanded = empty(&[1], DType::F32)
-        .alias_with_layout(&[3], &[0], 0)
-        .unwrap();
+    assert_eq!(e.message, "output with shape [3] doesn't match the broadcast shape [2, 3]");
+    let expanded = empty(&[1], DType::F32).alias_with_layout(&[3], &[0], 0).unwrap();
     let e = copy_(&expanded, &dst).unwrap_err();
     assert_eq!(e.kind, ErrorKind::Overlap);
 }
@@ -175,10 +144,7 @@ fn overlapping_source_goes_through_a_temporary() {
     let dst = x.alias_with_layout(&[9], &[1], 1).unwrap();
     let src = x.alias_with_layout(&[9], &[1], 0).unwrap();
     copy_(&dst, &src).unwrap();
-    assert_eq!(
-        x.to_vec::<f32>().unwrap(),
-        [0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]
-    );
+    assert_eq!(x.to_vec::<f32>().unwrap(), [0.0, 0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
     // Transposing in place through an overlapping view.
     let m = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
     let mt = m.alias_with_layout(&[2, 2], &[1, 2], 0).unwrap();
@@ -218,24 +184,13 @@ fn meta_copies_only_check() {
 
 #[test]
 fn to_dtype_keeps_dense_layouts() {
-    let t = Tensor::empty(
-        &[2, 3, 4, 5],
-        DType::F32,
-        Device::Cpu,
-        MemoryFormat::ChannelsLast,
-    )
-    .unwrap();
+    let t = Tensor::empty(&[2, 3, 4, 5], DType::F32, Device::Cpu, MemoryFormat::ChannelsLast).unwrap();
     let c = to_dtype(&t, DType::F16).unwrap();
     assert_eq!(c.strides(), [60, 1, 15, 3]);
     assert!(to_dtype(&t, DType::F32).unwrap().is_same(&t));
-    let expanded = Tensor::scalar(2i32)
-        .alias_with_layout(&[2, 2], &[0, 0], 0)
-        .unwrap();
+    let expanded = Tensor::scalar(2i32).alias_with_layout(&[2, 2], &[0, 0], 0).unwrap();
     let c = to_dtype(&expanded, DType::F64).unwrap();
-    assert_eq!(
-        (c.strides().to_vec(), c.to_vec::<f64>().unwrap()),
-        (vec![2, 1], vec![2.0; 4])
-    );
+    assert_eq!((c.strides().to_vec(), c.to_vec::<f64>().unwrap()), (vec![2, 1], vec![2.0; 4]));
 }
 
 #[test]
@@ -247,9 +202,7 @@ fn transposes_of_every_width() {
         for d in [DType::U8, DType::I16, DType::F32, DType::F64] {
             let src_c = empty(&[cols, rows], d);
             copy_(&src_c, &src64).unwrap();
-            let src_t = src_c
-                .alias_with_layout(&[rows, cols], &[1, rows], 0)
-                .unwrap();
+            let src_t = src_c.alias_with_layout(&[rows, cols], &[1, rows], 0).unwrap();
             let dst = empty(&[rows, cols], d);
             copy_(&dst, &src_t).unwrap();
             let want: Vec<f64> = src_t.to_f64_vec().unwrap();

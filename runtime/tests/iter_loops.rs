@@ -3,41 +3,30 @@
 
 use half::{bf16, f16};
 use oxten_runtime::iter::{
-    binary_op_config, cpu_kernel_binary, cpu_kernel_binary_math, cpu_kernel_nullary,
-    cpu_kernel_ternary, cpu_kernel_unary, cpu_kernel_unary_math, nullary_op_config,
-    ternary_op_config, unary_op_config, StructuredOutputs, TensorIteratorConfig,
+    binary_op_config, cpu_kernel_binary, cpu_kernel_binary_math, cpu_kernel_nullary, cpu_kernel_ternary,
+    cpu_kernel_unary, cpu_kernel_unary_math, nullary_op_config, ternary_op_config, unary_op_config, StructuredOutputs,
+    TensorIteratorConfig,
 };
 use oxten_runtime::{DType, Device, MemoryFormat, Tensor};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn vals(n: i64) -> Vec<f32> {
-    (0..n)
-        .map(|i| ((i * 37) % 101) as f32 * 0.25 - 12.0)
-        .collect()
+    (0..n).map(|i| ((i * 37) % 101) as f32 * 0.25 - 12.0).collect()
 }
 
 /// The layouts each test runs through: contiguous, transposed, and every-other-column.
 fn layouts(rows: i64, cols: i64) -> Vec<Tensor> {
     let n = rows * cols;
     let c = Tensor::from_vec(vals(n), &[rows, cols]).unwrap();
-    let t = Tensor::from_vec(vals(n), &[cols, rows])
-        .unwrap()
-        .alias_with_layout(&[rows, cols], &[1, rows], 0)
-        .unwrap();
+    let t = Tensor::from_vec(vals(n), &[cols, rows]).unwrap().alias_with_layout(&[rows, cols], &[1, rows], 0).unwrap();
     let wide = Tensor::from_vec(vals(2 * n), &[rows, 2 * cols]).unwrap();
-    let s = wide
-        .alias_with_layout(&[rows, cols], &[2 * cols, 2], 1)
-        .unwrap();
+    let s = wide.alias_with_layout(&[rows, cols], &[2 * cols, 2], 1).unwrap();
     vec![c, t, s]
 }
 
 fn binary_out(a: &Tensor, b: &Tensor, f: impl Fn(f32, f32) -> f32 + Sync) -> Vec<f32> {
     let mut outs = StructuredOutputs::functional(1);
-    let iter = binary_op_config()
-        .add_input(a)
-        .add_input(b)
-        .build_structured(&mut outs)
-        .unwrap();
+    let iter = binary_op_config().add_input(a).add_input(b).build_structured(&mut outs).unwrap();
     cpu_kernel_binary::<f32, f32, f32>(&iter, f);
     outs.output(0).to_vec::<f32>().unwrap()
 }
@@ -80,29 +69,17 @@ fn binary_paths() {
 fn unary_nullary_ternary() {
     for a in layouts(30, 70) {
         let mut outs = StructuredOutputs::functional(1);
-        let iter = unary_op_config()
-            .add_input(&a)
-            .build_structured(&mut outs)
-            .unwrap();
+        let iter = unary_op_config().add_input(&a).build_structured(&mut outs).unwrap();
         cpu_kernel_unary::<f32, f32>(&iter, |x| x * x);
         let want: Vec<f32> = a.to_vec::<f32>().unwrap().iter().map(|x| x * x).collect();
         assert_eq!(outs.output(0).to_vec::<f32>().unwrap(), want);
 
         // Comparison-like unary into bool, written into a given transposed bool output.
         let out = Tensor::empty_strided(&[30, 70], &[1, 30], DType::Bool, Device::Cpu).unwrap();
-        let iter = TensorIteratorConfig::new()
-            .check_all_same_dtype(false)
-            .add_output(&out)
-            .add_input(&a)
-            .build()
-            .unwrap();
+        let iter =
+            TensorIteratorConfig::new().check_all_same_dtype(false).add_output(&out).add_input(&a).build().unwrap();
         cpu_kernel_unary::<f32, bool>(&iter, |x| x > 0.0);
-        let want: Vec<bool> = a
-            .to_vec::<f32>()
-            .unwrap()
-            .iter()
-            .map(|&x| x > 0.0)
-            .collect();
+        let want: Vec<bool> = a.to_vec::<f32>().unwrap().iter().map(|&x| x > 0.0).collect();
         assert_eq!(out.to_vec::<bool>().unwrap(), want);
 
         // Fill a strided tensor (nullary), then a ternary with one 0-dim operand.
@@ -113,30 +90,15 @@ fn unary_nullary_ternary() {
 
         let c = Tensor::scalar(0.5f32);
         let mut outs = StructuredOutputs::functional(1);
-        let iter = ternary_op_config()
-            .add_input(&a)
-            .add_input(&c)
-            .add_input(&a)
-            .build_structured(&mut outs)
-            .unwrap();
+        let iter = ternary_op_config().add_input(&a).add_input(&c).add_input(&a).build_structured(&mut outs).unwrap();
         cpu_kernel_ternary::<f32, f32, f32, f32>(&iter, |x, y, z| x + y * z);
-        let want: Vec<f32> = a
-            .to_vec::<f32>()
-            .unwrap()
-            .iter()
-            .map(|&x| x + 0.5 * x)
-            .collect();
+        let want: Vec<f32> = a.to_vec::<f32>().unwrap().iter().map(|&x| x + 0.5 * x).collect();
         assert_eq!(outs.output(0).to_vec::<f32>().unwrap(), want);
     }
     // Unary from a broadcast input: computed once per run.
-    let one = Tensor::scalar(3i64)
-        .alias_with_layout(&[4, 5], &[0, 0], 0)
-        .unwrap();
+    let one = Tensor::scalar(3i64).alias_with_layout(&[4, 5], &[0, 0], 0).unwrap();
     let mut outs = StructuredOutputs::functional(1);
-    let iter = unary_op_config()
-        .add_input(&one)
-        .build_structured(&mut outs)
-        .unwrap();
+    let iter = unary_op_config().add_input(&one).build_structured(&mut outs).unwrap();
     cpu_kernel_unary::<i64, i64>(&iter, |x| x + 1);
     assert_eq!(outs.output(0).to_vec::<i64>().unwrap(), vec![4; 20]);
 }
@@ -153,19 +115,13 @@ fn reduced_precision_math() {
             let n = rows * cols;
             let raw: Vec<T> = vals(n).into_iter().map(from).collect();
             let a = Tensor::from_vec(raw.clone(), &[rows, cols]).unwrap();
-            let at = Tensor::from_vec(raw, &[cols, rows])
-                .unwrap()
-                .alias_with_layout(&[rows, cols], &[1, rows], 0)
-                .unwrap();
+            let at =
+                Tensor::from_vec(raw, &[cols, rows]).unwrap().alias_with_layout(&[rows, cols], &[1, rows], 0).unwrap();
             let s = Tensor::from_vec(vec![from(0.3)], &[1]).unwrap();
             for x in [&a, &at] {
                 for y in [&a, &at, &s] {
                     let mut outs = StructuredOutputs::functional(1);
-                    let iter = binary_op_config()
-                        .add_input(x)
-                        .add_input(y)
-                        .build_structured(&mut outs)
-                        .unwrap();
+                    let iter = binary_op_config().add_input(x).add_input(y).build_structured(&mut outs).unwrap();
                     cpu_kernel_binary_math::<T>(&iter, |p, q| p * q + 1.0);
                     let got = outs.output(0).to_vec::<T>().unwrap();
                     let (vx, vy) = (x.to_vec::<T>().unwrap(), y.to_vec::<T>().unwrap());
@@ -175,17 +131,9 @@ fn reduced_precision_math() {
                     }
                 }
                 let mut outs = StructuredOutputs::functional(1);
-                let iter = unary_op_config()
-                    .add_input(x)
-                    .build_structured(&mut outs)
-                    .unwrap();
+                let iter = unary_op_config().add_input(x).build_structured(&mut outs).unwrap();
                 cpu_kernel_unary_math::<T>(&iter, |p| p.exp() * 0.5);
-                let want: Vec<T> = x
-                    .to_vec::<T>()
-                    .unwrap()
-                    .into_iter()
-                    .map(|v| from(to(v).exp() * 0.5))
-                    .collect();
+                let want: Vec<T> = x.to_vec::<T>().unwrap().into_iter().map(|v| from(to(v).exp() * 0.5)).collect();
                 assert_eq!(outs.output(0).to_vec::<T>().unwrap(), want);
             }
         }
@@ -196,17 +144,9 @@ fn reduced_precision_math() {
 
 #[test]
 fn in_place_math_on_halves() {
-    let a = Tensor::from_vec(
-        (0..600).map(|i| f16::from_f32(i as f32 * 0.5)).collect(),
-        &[600],
-    )
-    .unwrap();
+    let a = Tensor::from_vec((0..600).map(|i| f16::from_f32(i as f32 * 0.5)).collect(), &[600]).unwrap();
     let mut outs = StructuredOutputs::inplace(&a);
-    let iter = binary_op_config()
-        .add_input(&a)
-        .add_input(&a)
-        .build_structured(&mut outs)
-        .unwrap();
+    let iter = binary_op_config().add_input(&a).add_input(&a).build_structured(&mut outs).unwrap();
     cpu_kernel_binary_math::<f16>(&iter, |x, y| x + y);
     let want: Vec<f16> = (0..600).map(|i| f16::from_f32(i as f32)).collect();
     assert_eq!(a.to_vec::<f16>().unwrap(), want);
@@ -218,45 +158,22 @@ fn big_parallel_binary() {
     let a = Tensor::from_vec((0..n).map(|i| i as f64).collect(), &[1024, 1024]).unwrap();
     let at = a.alias_with_layout(&[1024, 1024], &[1, 1024], 0).unwrap();
     let mut outs = StructuredOutputs::functional(1);
-    let iter = binary_op_config()
-        .add_input(&a)
-        .add_input(&at)
-        .build_structured(&mut outs)
-        .unwrap();
+    let iter = binary_op_config().add_input(&a).add_input(&at).build_structured(&mut outs).unwrap();
     cpu_kernel_binary::<f64, f64, f64>(&iter, |x, y| x - y);
     let got = outs.output(0).to_vec::<f64>().unwrap();
     for i in (0..1024).step_by(31) {
         for j in (0..1024).step_by(17) {
-            assert_eq!(
-                got[i * 1024 + j],
-                (i * 1024 + j) as f64 - (j * 1024 + i) as f64
-            );
+            assert_eq!(got[i * 1024 + j], (i * 1024 + j) as f64 - (j * 1024 + i) as f64);
         }
     }
 }
 
 #[test]
 fn drivers_cover_each_element_once() {
-    let a = Tensor::empty(
-        &[7, 9, 11],
-        DType::F32,
-        Device::Cpu,
-        MemoryFormat::Contiguous,
-    )
-    .unwrap();
+    let a = Tensor::empty(&[7, 9, 11], DType::F32, Device::Cpu, MemoryFormat::Contiguous).unwrap();
     let at = a.alias_with_layout(&[11, 9, 7], &[1, 11, 99], 0).unwrap();
-    let out = Tensor::empty(
-        &[11, 9, 7],
-        DType::F32,
-        Device::Cpu,
-        MemoryFormat::Contiguous,
-    )
-    .unwrap();
-    let iter = unary_op_config()
-        .add_output(&out)
-        .add_input(&at)
-        .build()
-        .unwrap();
+    let out = Tensor::empty(&[11, 9, 7], DType::F32, Device::Cpu, MemoryFormat::Contiguous).unwrap();
+    let iter = unary_op_config().add_output(&out).add_input(&at).build().unwrap();
     let count = AtomicUsize::new(0);
     iter.for_each(
         |_, _, n0, n1| {

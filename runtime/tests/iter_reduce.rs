@@ -3,8 +3,8 @@
 
 use half::{bf16, f16};
 use oxten_runtime::iter::{
-    check_reduction_nonempty, make_reduction, reduce_kernel, reduce_with_index_kernel,
-    reduction_output_shape, sum_kernel, to_dtype, StructuredOutputs,
+    check_reduction_nonempty, make_reduction, reduce_kernel, reduce_with_index_kernel, reduction_output_shape,
+    sum_kernel, to_dtype, StructuredOutputs,
 };
 use oxten_runtime::{DType, Device, MemoryFormat, Tensor};
 
@@ -12,8 +12,7 @@ use oxten_runtime::{DType, Device, MemoryFormat, Tensor};
 fn sum(x: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Tensor {
     let (shape, _) = reduction_output_shape(&x.sizes(), dims, keepdim).unwrap();
     let mut outs = StructuredOutputs::functional(1);
-    outs.set_output(0, &shape, None, x.dtype(), x.device())
-        .unwrap();
+    outs.set_output(0, &shape, None, x.dtype(), x.device()).unwrap();
     let iter = make_reduction(outs.output(0), x, dims, keepdim).unwrap();
     sum_kernel(&iter);
     outs.into_outputs().remove(0)
@@ -24,18 +23,8 @@ fn naive_sum(vals: &[f64], shape: &[i64], mask: &[bool]) -> Vec<f64> {
     naive_fold(vals, shape, mask, 0.0, |a, b| a + b)
 }
 
-fn naive_fold(
-    vals: &[f64],
-    shape: &[i64],
-    mask: &[bool],
-    init: f64,
-    f: impl Fn(f64, f64) -> f64,
-) -> Vec<f64> {
-    let out_shape: Vec<i64> = shape
-        .iter()
-        .zip(mask)
-        .map(|(&s, &m)| if m { 1 } else { s })
-        .collect();
+fn naive_fold(vals: &[f64], shape: &[i64], mask: &[bool], init: f64, f: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+    let out_shape: Vec<i64> = shape.iter().zip(mask).map(|(&s, &m)| if m { 1 } else { s }).collect();
     let mut out = vec![init; out_shape.iter().product::<i64>() as usize];
     for (flat, &v) in vals.iter().enumerate() {
         let mut rem = flat as i64;
@@ -60,35 +49,13 @@ fn seq(n: i64) -> Vec<f32> {
 
 #[test]
 fn output_shapes() {
-    assert_eq!(
-        reduction_output_shape(&[2, 3, 4], Some(&[1]), false).unwrap(),
-        (vec![2, 4], vec![false, true, false])
-    );
-    assert_eq!(
-        reduction_output_shape(&[2, 3, 4], Some(&[-1, 0]), true)
-            .unwrap()
-            .0,
-        vec![1, 3, 1]
-    );
-    assert_eq!(
-        reduction_output_shape(&[2, 3, 4], None, false).unwrap().0,
-        Vec::<i64>::new()
-    );
-    assert_eq!(
-        reduction_output_shape(&[2, 3, 4], Some(&[]), true)
-            .unwrap()
-            .0,
-        vec![1, 1, 1]
-    );
-    assert_eq!(
-        reduction_output_shape(&[], Some(&[0]), false).unwrap().0,
-        Vec::<i64>::new()
-    );
+    assert_eq!(reduction_output_shape(&[2, 3, 4], Some(&[1]), false).unwrap(), (vec![2, 4], vec![false, true, false]));
+    assert_eq!(reduction_output_shape(&[2, 3, 4], Some(&[-1, 0]), true).unwrap().0, vec![1, 3, 1]);
+    assert_eq!(reduction_output_shape(&[2, 3, 4], None, false).unwrap().0, Vec::<i64>::new());
+    assert_eq!(reduction_output_shape(&[2, 3, 4], Some(&[]), true).unwrap().0, vec![1, 1, 1]);
+    assert_eq!(reduction_output_shape(&[], Some(&[0]), false).unwrap().0, Vec::<i64>::new());
     let e = reduction_output_shape(&[2, 3], Some(&[1, -1]), false).unwrap_err();
-    assert_eq!(
-        e.message,
-        "dim 1 appears multiple times in the list of dims"
-    );
+    assert_eq!(e.message, "dim 1 appears multiple times in the list of dims");
     assert!(reduction_output_shape(&[2, 3], Some(&[2]), false).is_err());
 }
 
@@ -110,11 +77,7 @@ fn sum_over_dims_matches_naive() {
                 let (want_shape, _) = reduction_output_shape(&shape, Some(dims), keepdim).unwrap();
                 assert_eq!(out.sizes().to_vec(), want_shape);
                 let got: Vec<f64> = out.to_f64_vec().unwrap();
-                assert_eq!(
-                    got,
-                    naive_sum(v, &shape, &mask),
-                    "dims {dims:?} keepdim {keepdim}"
-                );
+                assert_eq!(got, naive_sum(v, &shape, &mask), "dims {dims:?} keepdim {keepdim}");
             }
         }
     }
@@ -128,11 +91,7 @@ fn column_sums_of_a_tall_matrix() {
         let x = Tensor::from_vec(seq(rows * cols), &[rows, cols]).unwrap();
         let vals: Vec<f64> = seq(rows * cols).into_iter().map(f64::from).collect();
         let got = sum(&x, Some(&[0]), false).to_f64_vec().unwrap();
-        assert_eq!(
-            got,
-            naive_sum(&vals, &[rows, cols], &[true, false]),
-            "cols {cols}"
-        );
+        assert_eq!(got, naive_sum(&vals, &[rows, cols], &[true, false]), "cols {cols}");
     }
     // Accuracy of the column cascade: 1e6 rows of 0.1 in f32.
     let x = Tensor::from_vec(vec![0.1f32; 2_000_000], &[1_000_000, 2]).unwrap();
@@ -173,17 +132,10 @@ fn reduced_precision_accumulates_in_f32() {
     let h = f16::from_f32(0.1);
     let x = Tensor::from_vec(vec![h; 10_000], &[100, 100]).unwrap();
     let got = f32::from(sum(&x, None, false).item::<f16>().unwrap());
-    assert!(
-        (got - 10_000.0 * f32::from(h)).abs() / 1000.0 < 0.01,
-        "{got}"
-    );
+    assert!((got - 10_000.0 * f32::from(h)).abs() / 1000.0 < 0.01, "{got}");
     // Column mode in f16.
     let col = sum(&x, Some(&[0]), false).to_vec::<f16>().unwrap();
-    assert!(
-        col.iter()
-            .all(|&c| (f32::from(c) - 100.0 * f32::from(h)).abs() < 0.05),
-        "{col:?}"
-    );
+    assert!(col.iter().all(|&c| (f32::from(c) - 100.0 * f32::from(h)).abs() < 0.05), "{col:?}");
 }
 
 #[test]
@@ -201,12 +153,7 @@ fn integer_and_empty_sums() {
     assert_eq!(out.to_vec::<f32>().unwrap(), [0.0; 3]);
     assert_eq!(sum(&e, Some(&[0]), false).sizes(), [0]);
     let b = Tensor::from_vec(vec![true, false, true], &[3]).unwrap();
-    assert_eq!(
-        sum(&to_dtype(&b, DType::I64).unwrap(), None, false)
-            .item::<i64>()
-            .unwrap(),
-        2
-    );
+    assert_eq!(sum(&to_dtype(&b, DType::I64).unwrap(), None, false).item::<i64>().unwrap(), 2);
 }
 
 #[test]
@@ -222,19 +169,11 @@ fn parallel_reductions_match_serial_reference() {
             mask[d as usize] = true;
             let got = sum(&x, Some(&[d]), false).to_f64_vec().unwrap();
             assert_eq!(got, naive_sum(&v64, &shape, &mask), "{shape:?} dim {d}");
-            let out = Tensor::empty(
-                &[shape[1 - d as usize]],
-                DType::F32,
-                Device::Cpu,
-                MemoryFormat::Contiguous,
-            )
-            .unwrap();
+            let out =
+                Tensor::empty(&[shape[1 - d as usize]], DType::F32, Device::Cpu, MemoryFormat::Contiguous).unwrap();
             let iter = make_reduction(&out, &x, Some(&[d]), false).unwrap();
             reduce_kernel::<f32, f32, f32>(&iter, f32::NEG_INFINITY, f32::max, f32::max, |a| a);
-            assert_eq!(
-                out.to_f64_vec().unwrap(),
-                naive_fold(&v64, &shape, &mask, f64::NEG_INFINITY, f64::max)
-            );
+            assert_eq!(out.to_f64_vec().unwrap(), naive_fold(&v64, &shape, &mask, f64::NEG_INFINITY, f64::max));
         }
     }
 }
@@ -285,20 +224,14 @@ fn generic_reduction_amax_and_prod() {
     assert_eq!(out.item::<bf16>().unwrap(), bf16::from_f32(4.5));
 }
 
-fn max_dim(
-    x: &Tensor,
-    dim: Option<i64>,
-    keepdim: bool,
-) -> oxten_runtime::Result<(Vec<f32>, Vec<i64>)> {
+fn max_dim(x: &Tensor, dim: Option<i64>, keepdim: bool) -> oxten_runtime::Result<(Vec<f32>, Vec<i64>)> {
     let shape = match dim {
         Some(d) => reduction_output_shape(&x.sizes(), Some(&[d]), keepdim)?.0,
         None => vec![],
     };
     let values = Tensor::empty(&shape, DType::F32, Device::Cpu, MemoryFormat::Contiguous)?;
     let indices = Tensor::empty(&shape, DType::I64, Device::Cpu, MemoryFormat::Contiguous)?;
-    reduce_with_index_kernel::<f32>("max", Some(&values), &indices, x, dim, keepdim, |a, b| {
-        a > b
-    })?;
+    reduce_with_index_kernel::<f32>("max", Some(&values), &indices, x, dim, keepdim, |a, b| a > b)?;
     Ok((values.to_vec::<f32>()?, indices.to_vec::<i64>()?))
 }
 
@@ -325,20 +258,15 @@ fn max_with_index_nan_and_ties() {
     let x2 = base.alias_with_layout(&[2, 3], &[1, 2], 0).unwrap();
     let no_nan = Tensor::from_vec(vec![5.0f32, 0.0, 1.0, 7.0, 9.0, 9.0], &[3, 2]).unwrap();
     let no_nan_t = no_nan.alias_with_layout(&[2, 3], &[1, 2], 0).unwrap(); // [[5,1,9],[0,7,9]]
-    reduce_with_index_kernel::<f32>("argmax", None, &idx, &no_nan_t, None, false, |a, b| a > b)
-        .unwrap();
+    reduce_with_index_kernel::<f32>("argmax", None, &idx, &no_nan_t, None, false, |a, b| a > b).unwrap();
     assert_eq!(idx.item::<i64>().unwrap(), 2);
     reduce_with_index_kernel::<f32>("argmax", None, &idx, &x2, None, false, |a, b| a > b).unwrap();
     assert_eq!(idx.item::<i64>().unwrap(), 4);
     // min: NaN still wins.
     let y = Tensor::from_vec(vec![2i32, -1, -1, 7], &[4]).unwrap();
     let (vi, ii) = (Tensor::scalar(0i32), Tensor::scalar(0i64));
-    reduce_with_index_kernel::<i32>("min", Some(&vi), &ii, &y, Some(0), false, |a, b| a < b)
-        .unwrap();
-    assert_eq!(
-        (vi.item::<i32>().unwrap(), ii.item::<i64>().unwrap()),
-        (-1, 1)
-    );
+    reduce_with_index_kernel::<i32>("min", Some(&vi), &ii, &y, Some(0), false, |a, b| a < b).unwrap();
+    assert_eq!((vi.item::<i32>().unwrap(), ii.item::<i64>().unwrap()), (-1, 1));
 }
 
 #[test]
@@ -349,10 +277,7 @@ fn long_argmax_in_parallel_finds_first_occurrence() {
     v[999_999] = 5.0;
     v[700_001] = 4.0;
     let x = Tensor::from_vec(v, &[n as i64]).unwrap();
-    assert_eq!(
-        max_dim(&x, Some(0), false).unwrap(),
-        (vec![5.0], vec![123_457])
-    );
+    assert_eq!(max_dim(&x, Some(0), false).unwrap(), (vec![5.0], vec![123_457]));
     let mut v = vec![1.0f32; n];
     v[600_000] = f32::NAN;
     v[800_000] = f32::NAN;
@@ -364,17 +289,11 @@ fn long_argmax_in_parallel_finds_first_occurrence() {
 fn empty_reductions_without_identity_fail() {
     let e = Tensor::empty(&[0, 3], DType::F32, Device::Cpu, MemoryFormat::Contiguous).unwrap();
     let err = max_dim(&e, Some(0), false).unwrap_err();
-    assert_eq!(
-        err.message,
-        "max(): Expected reduction dim 0 to have non-zero size."
-    );
+    assert_eq!(err.message, "max(): Expected reduction dim 0 to have non-zero size.");
     // Reducing the non-empty dim of an empty tensor is fine and gives an empty result.
     assert_eq!(max_dim(&e, Some(1), false).unwrap(), (vec![], vec![]));
     let err = check_reduction_nonempty("amax", &[2, 0], Some(&[-1])).unwrap_err();
-    assert_eq!(
-        err.message,
-        "amax(): Expected reduction dim 1 to have non-zero size."
-    );
+    assert_eq!(err.message, "amax(): Expected reduction dim 1 to have non-zero size.");
     assert!(check_reduction_nonempty("argmax", &[0], None).is_err());
     assert!(check_reduction_nonempty("amax", &[2, 3], None).is_ok());
 }

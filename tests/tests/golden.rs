@@ -11,12 +11,20 @@ enum Arg {
     S(Scalar),
 }
 
+/// PyTorch's output: dtype, sizes, strides, values in logical order.
+struct Expected {
+    dtype: DType,
+    sizes: Vec<i64>,
+    strides: Vec<i64>,
+    values: Vec<f64>,
+}
+
 struct Case {
     line: usize,
     op: String,
     attrs: Vec<(String, String)>,
     args: Vec<Arg>,
-    outs: Vec<(DType, Vec<i64>, Vec<i64>, Vec<f64>)>,
+    outs: Vec<Expected>,
     err: Option<String>,
 }
 
@@ -29,7 +37,7 @@ fn dims(s: &str) -> Vec<i64> {
 }
 
 fn parse_vals(v: &[&str]) -> Vec<f64> {
-    v.iter().map(|x| x.parse::<f64>().unwrap()).collect()
+    v.iter().filter(|x| !x.is_empty()).map(|x| x.parse::<f64>().unwrap()).collect()
 }
 
 fn build_tensor(dtype: DType, sizes: &[i64], layout: &str, vals: &[f64]) -> Tensor {
@@ -78,7 +86,12 @@ fn parse() -> Vec<Case> {
             }
             "out" => {
                 let c = cases.last_mut().unwrap();
-                c.outs.push((DType::from_name(w[1]).unwrap(), dims(w[2]), dims(w[3]), parse_vals(&w[4..])));
+                c.outs.push(Expected {
+                    dtype: DType::from_name(w[1]).unwrap(),
+                    sizes: dims(w[2]),
+                    strides: dims(w[3]),
+                    values: parse_vals(&w[4..]),
+                });
             }
             "err" => cases.last_mut().unwrap().err = Some(w[1..].join(" ")),
             other => panic!("line {}: unknown record {other}", i + 1),
@@ -109,7 +122,8 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
     let keepdim = attr("keepdim") == Some("1");
     let one = |r: Result<Tensor>| r.map(|t| vec![t]);
     match c.op.as_str() {
-        "add" => one(t(0).try_add_with(t(1), oxten::options::AddOpts { alpha: attr("alpha").map_or(Scalar::Int(1), scalar_attr) })),
+        "add" => one(t(0)
+            .try_add_with(t(1), oxten::options::AddOpts { alpha: attr("alpha").map_or(Scalar::Int(1), scalar_attr) })),
         "sub" => one(t(0).try_sub(t(1))),
         "mul" => one(t(0).try_mul(t(1))),
         "div" => one(t(0).try_div(t(1))),
@@ -133,7 +147,9 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         "silu" => one(t(0).try_silu()),
         "gelu" => one(t(0).try_gelu_with(GeluOpts { approximate: attr("approximate").unwrap() })),
         "pow" => one(t(0).try_pow_tensor_scalar(s(1))),
-        "clamp" => one(t(0).try_clamp_with(ClampOpts { min: attr("min").map(scalar_attr), max: attr("max").map(scalar_attr) })),
+        "clamp" => {
+            one(t(0).try_clamp_with(ClampOpts { min: attr("min").map(scalar_attr), max: attr("max").map(scalar_attr) }))
+        }
         "eq" => one(t(0).try_eq(t(1))),
         "ne" => one(t(0).try_ne(t(1))),
         "lt" => one(t(0).try_lt(t(1))),
@@ -202,9 +218,15 @@ fn spine_ops_match_pytorch() {
             (Some(msg), Ok(_)) => failures.push(format!("{what}: PyTorch raised `{msg}`, oxten succeeded")),
             (None, Err(e)) => failures.push(format!("{what}: oxten failed: {e}")),
             (None, Ok(outs)) => {
-                for (k, (o, (dtype, sizes, strides, vals))) in outs.iter().zip(&c.outs).enumerate() {
+                for (k, (o, Expected { dtype, sizes, strides, values: vals })) in outs.iter().zip(&c.outs).enumerate() {
                     if o.dtype() != *dtype || o.sizes()[..] != sizes[..] {
-                        failures.push(format!("{what} out {k}: got {} {:?}, PyTorch {} {:?}", o.dtype(), &o.sizes()[..], dtype, sizes));
+                        failures.push(format!(
+                            "{what} out {k}: got {} {:?}, PyTorch {} {:?}",
+                            o.dtype(),
+                            &o.sizes()[..],
+                            dtype,
+                            sizes
+                        ));
                         continue;
                     }
                     if o.strides()[..] != strides[..] && o.numel() > 1 {
@@ -223,5 +245,11 @@ fn spine_ops_match_pytorch() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases differ from PyTorch:\n{}", failures.len(), cases.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ from PyTorch:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
 }

@@ -78,40 +78,23 @@ fn sum_over_dims_keepdim_and_all() {
         assert_eq!(s.item::<f32>().unwrap(), 15.0);
     }
     assert_eq!(x.sum().item::<f32>().unwrap(), 15.0);
-    let all_keep = x.sum_dim_intlist_with(
-        None,
-        SumDimIntlistOpts {
-            keepdim: true,
-            dtype: None,
-        },
-    );
+    let all_keep = x.sum_dim_intlist_with(None, SumDimIntlistOpts { keepdim: true, dtype: None });
     assert_eq!(all_keep.sizes(), [1, 1]);
 
     // torch.arange(24.).reshape(2,3,4).sum((0,2)) -> [60., 92., 124.], keepdim shape [1, 3, 1]
     let y: Vec<f32> = (0..24).map(|v| v as f32).collect();
     let y = t(y, &[2, 3, 4]);
     assert_eq!(
-        ops::sum_dim_intlist::call(&y, Some(&[0, 2]), false, None)
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap(),
+        ops::sum_dim_intlist::call(&y, Some(&[0, 2]), false, None).unwrap().to_vec::<f32>().unwrap(),
         [60.0, 92.0, 124.0]
     );
-    assert_eq!(
-        ops::sum_dim_intlist::call(&y, Some(&[0, 2]), true, None)
-            .unwrap()
-            .sizes(),
-        [1, 3, 1]
-    );
+    assert_eq!(ops::sum_dim_intlist::call(&y, Some(&[0, 2]), true, None).unwrap().sizes(), [1, 3, 1]);
     // A permuted (non-contiguous) input: torch: x.transpose(0, 2).sum(0) ->
     // [[6, 54], [22, 70], [38, 86]]
     let yt = ops::transpose::call(&y, 0, 2).unwrap();
     let s = ops::sum_dim_intlist::call(&yt, Some(&[0]), false, None).unwrap();
     assert_eq!(s.sizes(), [3, 2]);
-    assert_eq!(
-        s.to_vec::<f32>().unwrap(),
-        [6.0, 54.0, 22.0, 70.0, 38.0, 86.0]
-    );
+    assert_eq!(s.to_vec::<f32>().unwrap(), [6.0, 54.0, 22.0, 70.0, 38.0, 86.0]);
 
     assert_err(
         ops::sum_dim_intlist::call(&x, Some(&[0, 0]), false, None),
@@ -189,26 +172,9 @@ fn sum_variants_functional_and_out_resized() {
 #[test]
 fn mean_values() {
     let x = t(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
-    assert_eq!(
-        ops::mean_dim::call(&x, Some(&[1]), false, None)
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap(),
-        [2.0, 5.0]
-    );
-    assert_eq!(
-        ops::mean_dim::call(&x, Some(&[0]), true, None)
-            .unwrap()
-            .sizes(),
-        [1, 3]
-    );
-    assert_eq!(
-        ops::mean_dim::call(&x, None, false, None)
-            .unwrap()
-            .item::<f32>()
-            .unwrap(),
-        3.5
-    );
+    assert_eq!(ops::mean_dim::call(&x, Some(&[1]), false, None).unwrap().to_vec::<f32>().unwrap(), [2.0, 5.0]);
+    assert_eq!(ops::mean_dim::call(&x, Some(&[0]), true, None).unwrap().sizes(), [1, 3]);
+    assert_eq!(ops::mean_dim::call(&x, None, false, None).unwrap().item::<f32>().unwrap(), 3.5);
     // torch.arange(24.).reshape(2,3,4).mean((-1, 0)) -> [7.5, 11.5, 15.5]
     let y = t((0..24).map(|v| v as f64).collect::<Vec<_>>(), &[2, 3, 4]);
     let m = ops::mean_dim::call(&y, Some(&[-1, 0]), false, None).unwrap();
@@ -219,13 +185,7 @@ fn mean_values() {
     assert_eq!(m.dtype(), DType::F32);
     assert_eq!(m.item::<f32>().unwrap(), 2.5);
     // torch.tensor([]).mean() -> tensor(nan)
-    assert!(
-        ops::mean_dim::call(&empty(&[0], DType::F32), None, false, None)
-            .unwrap()
-            .item::<f32>()
-            .unwrap()
-            .is_nan()
-    );
+    assert!(ops::mean_dim::call(&empty(&[0], DType::F32), None, false, None).unwrap().item::<f32>().unwrap().is_nan());
     // f16: torch.tensor([[1.,2,3],[4,5,6]]).half().mean() -> tensor(3.5, dtype=torch.float16);
     // torch.tensor([0.1] * 1000).half().mean() -> tensor(0.09997559, dtype=torch.float16)
     let h = cast(&x, DType::F16);
@@ -233,16 +193,10 @@ fn mean_values() {
     assert_eq!(m.dtype(), DType::F16);
     assert_eq!(vals(&m), [3.5]);
     let h = cast(&t(vec![0.1f32; 1000], &[1000]), DType::F16);
-    assert_eq!(
-        vals(&ops::mean_dim::call(&h, None, false, None).unwrap()),
-        [0.0999755859375]
-    );
+    assert_eq!(vals(&ops::mean_dim::call(&h, None, false, None).unwrap()), [0.0999755859375]);
     // torch: ...bfloat16().mean(1) -> tensor([2., 5.], dtype=torch.bfloat16)
     let b = cast(&x, DType::BF16);
-    assert_eq!(
-        vals(&ops::mean_dim::call(&b, Some(&[1]), false, None).unwrap()),
-        [2.0, 5.0]
-    );
+    assert_eq!(vals(&ops::mean_dim::call(&b, Some(&[1]), false, None).unwrap()), [2.0, 5.0]);
     // out= is resized.
     let out = empty(&[4, 4], DType::F32);
     ops::mean_out::call(&x, Some(&[0]), false, None, &out).unwrap();
@@ -266,22 +220,12 @@ fn mean_errors() {
     );
     // torch.mean(torch.tensor([1., 2]), 0, out=torch.empty(0, dtype=torch.long))
     assert_err(
-        ops::mean_out::call(
-            &t(vec![1.0f32, 2.0], &[2]),
-            Some(&[0]),
-            false,
-            None,
-            &empty(&[0], DType::I64),
-        ),
+        ops::mean_out::call(&t(vec![1.0f32, 2.0], &[2]), Some(&[0]), false, None, &empty(&[0], DType::I64)),
         "result type Float can't be cast to the desired output type Long",
     );
     // The error names the operator.
     let e = t(vec![1i64], &[1]).try_mean_dim(None).unwrap_err();
-    assert!(
-        e.to_string()
-            .starts_with("mean.dim: mean(): could not infer output dtype"),
-        "{e}"
-    );
+    assert!(e.to_string().starts_with("mean.dim: mean(): could not infer output dtype"), "{e}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -292,16 +236,8 @@ fn mean_errors() {
 fn amax_amin_propagate_nan() {
     let x = t(vec![1.0f32, f32::NAN, 3.0, 4.0, 5.0, -1.0], &[2, 3]);
     assert_close(&ops::amax::call(&x, &[1], false).unwrap(), &[NAN, 5.0], 0.0);
-    assert_close(
-        &ops::amin::call(&x, &[1], false).unwrap(),
-        &[NAN, -1.0],
-        0.0,
-    );
-    assert_close(
-        &ops::amax::call(&x, &[0], false).unwrap(),
-        &[4.0, NAN, 3.0],
-        0.0,
-    );
+    assert_close(&ops::amin::call(&x, &[1], false).unwrap(), &[NAN, -1.0], 0.0);
+    assert_close(&ops::amax::call(&x, &[0], false).unwrap(), &[4.0, NAN, 3.0], 0.0);
     // dim=[] reduces everything: torch.tensor([1., nan, 3.]).amax() -> tensor(nan)
     assert!(x.amax().item::<f32>().unwrap().is_nan());
     let k = ops::amax::call(&x, &[0], true).unwrap();
@@ -311,13 +247,7 @@ fn amax_amin_propagate_nan() {
     let mx = ops::amax::call(&i, &[0], false).unwrap();
     assert_eq!(mx.dtype(), DType::I32);
     assert_eq!(mx.to_vec::<i32>().unwrap(), [9, 7, 9]);
-    assert_eq!(
-        ops::amin::call(&i, &[1], false)
-            .unwrap()
-            .to_vec::<i32>()
-            .unwrap(),
-        [3, 1]
-    );
+    assert_eq!(ops::amin::call(&i, &[1], false).unwrap().to_vec::<i32>().unwrap(), [3, 1]);
     // Bool amax is "any": torch.tensor([True, False]).amax() -> tensor(True)
     assert!(t(vec![false, true], &[2]).amax().item::<bool>().unwrap());
     // f16 keeps its dtype.
@@ -335,19 +265,10 @@ fn amax_amin_propagate_nan() {
 #[test]
 fn amax_errors() {
     let e = empty(&[0, 3], DType::F32);
-    assert_err(
-        ops::amax::call(&e, &[0], false),
-        "amax(): Expected reduction dim 0 to have non-zero size.",
-    );
+    assert_err(ops::amax::call(&e, &[0], false), "amax(): Expected reduction dim 0 to have non-zero size.");
     // The dim is printed as given.
-    assert_err(
-        ops::amax::call(&e, &[-2], false),
-        "amax(): Expected reduction dim -2 to have non-zero size.",
-    );
-    assert_err(
-        ops::amin::call(&e, &[0], false),
-        "amin(): Expected reduction dim 0 to have non-zero size.",
-    );
+    assert_err(ops::amax::call(&e, &[-2], false), "amax(): Expected reduction dim -2 to have non-zero size.");
+    assert_err(ops::amin::call(&e, &[0], false), "amin(): Expected reduction dim 0 to have non-zero size.");
     assert_err(
         ops::amax::call(&e, &[], false),
         "amax(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the \
@@ -400,14 +321,8 @@ fn max_dim_values_indices_ties_and_nan() {
 fn max_dim_errors_and_out_variant() {
     // torch.empty(2, 0).max(1) and .max(-1) both say dim 1.
     let e = empty(&[2, 0], DType::F32);
-    assert_err(
-        ops::max_dim::call(&e, 1, false),
-        "max(): Expected reduction dim 1 to have non-zero size.",
-    );
-    assert_err(
-        ops::max_dim::call(&e, -1, false),
-        "max(): Expected reduction dim 1 to have non-zero size.",
-    );
+    assert_err(ops::max_dim::call(&e, 1, false), "max(): Expected reduction dim 1 to have non-zero size.");
+    assert_err(ops::max_dim::call(&e, -1, false), "max(): Expected reduction dim 1 to have non-zero size.");
     assert!(ops::max_dim::call(&e, 2, false).is_err());
     // out= variant: wrongly sized outputs are resized.
     let x = m23();
@@ -437,20 +352,8 @@ fn argmax_flattened_and_along_dims() {
     assert_eq!(k.sizes(), [1, 1]);
     assert_eq!(k.item::<i64>().unwrap(), 3);
     // Ties go to the first index: along dim 1 -> [1, 0]; along dim 0 -> [1, 0, 1].
-    assert_eq!(
-        ops::argmax::call(&x, Some(1), false)
-            .unwrap()
-            .to_vec::<i64>()
-            .unwrap(),
-        [1, 0]
-    );
-    assert_eq!(
-        ops::argmax::call(&x, Some(-2), false)
-            .unwrap()
-            .to_vec::<i64>()
-            .unwrap(),
-        [1, 0, 1]
-    );
+    assert_eq!(ops::argmax::call(&x, Some(1), false).unwrap().to_vec::<i64>().unwrap(), [1, 0]);
+    assert_eq!(ops::argmax::call(&x, Some(-2), false).unwrap().to_vec::<i64>().unwrap(), [1, 0, 1]);
     // The flat index follows row-major order even for a transposed input: x.t() is
     // [[1, 7], [5, 2], [5, 7]], whose first maximum (7) is at flat index 1.
     let xt = ops::t::call(&x).unwrap();
@@ -479,10 +382,7 @@ fn argmax_errors() {
         ops::argmax::call(&empty(&[3, 0], DType::F32), Some(1), false),
         "argmax(): Expected reduction dim 1 to have non-zero size.",
     );
-    assert_err(
-        ops::argmax::call(&t(vec![true, false], &[2]), None, false),
-        "argmax(): does not support bool input",
-    );
+    assert_err(ops::argmax::call(&t(vec![true, false], &[2]), None, false), "argmax(): does not support bool input");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -504,17 +404,11 @@ fn where_broadcasts_and_promotes() {
     let c2 = t(vec![true, false], &[2]);
     let r = a.try_where_self(&c2, &t(vec![5.0f32], &[1])).unwrap_err();
     assert!(r.message.contains("must match the size"), "{r}");
-    let r =
-        ops::where_self::call(&c2, &t(vec![1i32, 2], &[2]), &t(vec![5.0f32, 6.0], &[2])).unwrap();
+    let r = ops::where_self::call(&c2, &t(vec![1i32, 2], &[2]), &t(vec![5.0f32, 6.0], &[2])).unwrap();
     assert_eq!(r.dtype(), DType::F32);
     assert_eq!(r.to_vec::<f32>().unwrap(), [1.0, 6.0]);
     // Same dtypes, bool values.
-    let r = ops::where_self::call(
-        &c2,
-        &t(vec![true, true], &[2]),
-        &t(vec![false, false], &[2]),
-    )
-    .unwrap();
+    let r = ops::where_self::call(&c2, &t(vec![true, true], &[2]), &t(vec![false, false], &[2])).unwrap();
     assert_eq!(r.to_vec::<bool>().unwrap(), [true, false]);
     // A uint8 mask is still accepted (deprecated in PyTorch): tensor([1, 4])
     let mask = t(vec![1u8, 0], &[2]);
@@ -560,20 +454,8 @@ fn logical_not_of_floats_and_ints() {
     assert_eq!(r.dtype(), DType::Bool);
     assert_eq!(r.to_vec::<bool>().unwrap(), [true, false, false, true]);
     // torch.logical_not(torch.tensor([0, 3, -1])) -> [True, False, False]
-    assert_eq!(
-        t(vec![0i64, 3, -1], &[3])
-            .logical_not()
-            .to_vec::<bool>()
-            .unwrap(),
-        [true, false, false]
-    );
-    assert_eq!(
-        t(vec![true, false], &[2])
-            .logical_not()
-            .to_vec::<bool>()
-            .unwrap(),
-        [false, true]
-    );
+    assert_eq!(t(vec![0i64, 3, -1], &[3]).logical_not().to_vec::<bool>().unwrap(), [true, false, false]);
+    assert_eq!(t(vec![true, false], &[2]).logical_not().to_vec::<bool>().unwrap(), [false, true]);
     let h = cast(&t(vec![0.0f32, 2.0], &[2]), DType::BF16);
     assert_eq!(h.logical_not().to_vec::<bool>().unwrap(), [true, false]);
     // out= of another dtype gets the 0/1 values, and is resized:
@@ -599,13 +481,7 @@ fn gelu_values() {
     let exact = [-0.15865526, 0.0, 0.8413447, 1.9544997];
     let tanh = [-0.15880799, 0.0, 0.8411920, 1.9545977];
     assert_close(&x.gelu(), &exact, 1e-6);
-    assert_close(
-        &x.gelu_with(GeluOpts {
-            approximate: "tanh",
-        }),
-        &tanh,
-        1e-6,
-    );
+    assert_close(&x.gelu_with(GeluOpts { approximate: "tanh" }), &tanh, 1e-6);
     let xd = cast(&x, DType::F64);
     assert_close(&xd.gelu(), &exact, 1e-7);
     assert_close(&ops::gelu::call(&xd, "tanh").unwrap(), &tanh, 1e-7);
@@ -633,18 +509,9 @@ fn gelu_variants_and_errors() {
     assert_eq!(out.sizes(), [4]);
     assert_close(&out, &[-0.15880799, 0.0, 0.8411920, 1.9545977], 1e-6);
     // PyTorch's messages.
-    assert_err(
-        ops::gelu::call(&x, "erf"),
-        "approximate argument must be either none or tanh.",
-    );
-    assert_err(
-        ops::gelu::call(&t(vec![1i64, 2], &[2]), "none"),
-        "\"GeluKernelImpl\" not implemented for 'Long'",
-    );
-    assert_err(
-        ops::gelu_out::call(&x, "none", &empty(&[4], DType::F64)),
-        "Found dtype Double but expected Float",
-    );
+    assert_err(ops::gelu::call(&x, "erf"), "approximate argument must be either none or tanh.");
+    assert_err(ops::gelu::call(&t(vec![1i64, 2], &[2]), "none"), "\"GeluKernelImpl\" not implemented for 'Long'");
+    assert_err(ops::gelu_out::call(&x, "none", &empty(&[4], DType::F64)), "Found dtype Double but expected Float");
     assert_err(
         ops::gelu::call(&meta(&[2], DType::F32), "sigmoid"),
         "approximate argument must be either none or tanh.",
@@ -669,27 +536,12 @@ fn clamp_bounds_and_nan() {
     assert_close(&clamp(&x, lo, hi).unwrap(), &[0.0, 0.5, 1.0, NAN], 0.0);
     // torch.clamp(torch.tensor([1., 2., 3.]), min=2.5, max=1.5) -> [1.5, 1.5, 1.5] (max wins)
     let y = t(vec![1.0f32, 2.0, 3.0], &[3]);
-    assert_close(
-        &clamp(&y, Some(2.5.into()), Some(1.5.into())).unwrap(),
-        &[1.5, 1.5, 1.5],
-        0.0,
-    );
+    assert_close(&clamp(&y, Some(2.5.into()), Some(1.5.into())).unwrap(), &[1.5, 1.5, 1.5], 0.0);
     // A NaN bound gives NaN: torch.clamp(tensor([1., 2.]), max=nan) -> [nan, nan]
-    assert_close(
-        &clamp(&y, None, Some(f64::NAN.into())).unwrap(),
-        &[NAN, NAN, NAN],
-        0.0,
-    );
-    assert_close(
-        &clamp(&y, Some(f64::NAN.into()), Some(1.0.into())).unwrap(),
-        &[NAN, NAN, NAN],
-        0.0,
-    );
+    assert_close(&clamp(&y, None, Some(f64::NAN.into())).unwrap(), &[NAN, NAN, NAN], 0.0);
+    assert_close(&clamp(&y, Some(f64::NAN.into()), Some(1.0.into())).unwrap(), &[NAN, NAN, NAN], 0.0);
     // Through the method with options.
-    let r = y.clamp_with(ClampOpts {
-        min: Some(Scalar::Int(2)),
-        max: None,
-    });
+    let r = y.clamp_with(ClampOpts { min: Some(Scalar::Int(2)), max: None });
     assert_eq!(r.to_vec::<f32>().unwrap(), [2.0, 2.0, 3.0]);
 }
 
@@ -707,13 +559,7 @@ fn clamp_dtypes() {
     // torch.clamp(torch.tensor([1, 5, 9], dtype=torch.int8), max=1000) -> unchanged (the bound
     // saturates to the type's range)
     let i8s = t(vec![1i8, 5, 9], &[3]);
-    assert_eq!(
-        clamp(&i8s, None, Some(1000.into()))
-            .unwrap()
-            .to_vec::<i8>()
-            .unwrap(),
-        [1, 5, 9]
-    );
+    assert_eq!(clamp(&i8s, None, Some(1000.into())).unwrap().to_vec::<i8>().unwrap(), [1, 5, 9]);
     // torch.clamp(torch.tensor([True, False]), max=2) -> tensor([1, 0]) (int64)
     let r = clamp(&t(vec![true, false], &[2]), None, Some(2.into())).unwrap();
     assert_eq!(r.dtype(), DType::I64);
@@ -724,10 +570,7 @@ fn clamp_dtypes() {
     assert_eq!(r.dtype(), DType::F16);
     assert_eq!(vals(&r), [0.0999755859375, 5.0, 6.0]);
     let b = cast(&t(vec![-3.0f32, 5.0, 9.0], &[3]), DType::BF16);
-    assert_eq!(
-        vals(&clamp(&b, Some((-1).into()), Some(6.into())).unwrap()),
-        [-1.0, 5.0, 6.0]
-    );
+    assert_eq!(vals(&clamp(&b, Some((-1).into()), Some(6.into())).unwrap()), [-1.0, 5.0, 6.0]);
 }
 
 #[test]
@@ -735,10 +578,7 @@ fn clamp_variants_and_errors() {
     let x = t(vec![-2.0f32, 0.5, 3.0], &[3]);
     // In place.
     let y = cast(&x, DType::F32);
-    let r = y.clamp_with_(ClampInplaceOpts {
-        min: Some(Scalar::Float(0.0)),
-        max: Some(Scalar::Float(1.0)),
-    });
+    let r = y.clamp_with_(ClampInplaceOpts { min: Some(Scalar::Float(0.0)), max: Some(Scalar::Float(1.0)) });
     assert!(r.is_same(&y));
     assert_eq!(y.to_vec::<f32>().unwrap(), [0.0, 0.5, 1.0]);
     // out= with the wrong size is resized.
@@ -747,21 +587,13 @@ fn clamp_variants_and_errors() {
     assert_eq!(out.sizes(), [3]);
     assert_eq!(out.to_vec::<f32>().unwrap(), [-2.0, 0.0, 0.0]);
     // PyTorch's messages.
-    assert_err(
-        clamp(&x, None, None),
-        "torch.clamp: At least one of 'min' or 'max' must not be None",
-    );
+    assert_err(clamp(&x, None, None), "torch.clamp: At least one of 'min' or 'max' must not be None");
     assert_err(
         ops::clamp_::call(&t(vec![1i64, 2], &[2]), Some(Scalar::Float(0.5)), None),
         "result type Float can't be cast to the desired output type long int",
     );
     assert_err(
-        ops::clamp_out::call(
-            &t(vec![1i64, 2], &[2]),
-            Some(Scalar::Float(0.5)),
-            None,
-            &empty(&[2], DType::I64),
-        ),
+        ops::clamp_out::call(&t(vec![1i64, 2], &[2]), Some(Scalar::Float(0.5)), None, &empty(&[2], DType::I64)),
         "Found dtype Long but expected Float",
     );
     assert_err(
@@ -773,11 +605,7 @@ fn clamp_variants_and_errors() {
         "Clamp min value 300 is outside the representable range of Byte",
     );
     assert_err(
-        clamp(
-            &t(vec![1i32, 2], &[2]),
-            None,
-            Some(Scalar::Int(-2_147_483_649)),
-        ),
+        clamp(&t(vec![1i32, 2], &[2]), None, Some(Scalar::Int(-2_147_483_649))),
         "Clamp max value -2.14748e+09 is outside the representable range of Int",
     );
     assert_err(
@@ -812,20 +640,8 @@ fn pow_integer() {
     assert_eq!(r.dtype(), DType::I32);
     assert_eq!(r.to_vec::<i32>().unwrap(), [i32::MIN]);
     // torch.tensor([3]) ** 2**62 -> tensor([1]) (3 has order 2**62 modulo 2**64)
-    assert_eq!(
-        pow(&t(vec![3i64], &[1]), 1i64 << 62)
-            .unwrap()
-            .to_vec::<i64>()
-            .unwrap(),
-        [1]
-    );
-    assert_eq!(
-        pow(&t(vec![3u8, 2], &[2]), 5)
-            .unwrap()
-            .to_vec::<u8>()
-            .unwrap(),
-        [243, 32]
-    );
+    assert_eq!(pow(&t(vec![3i64], &[1]), 1i64 << 62).unwrap().to_vec::<i64>().unwrap(), [1]);
+    assert_eq!(pow(&t(vec![3u8, 2], &[2]), 5).unwrap().to_vec::<u8>().unwrap(), [243, 32]);
     // torch.pow(torch.tensor([True, False]), 2) -> tensor([1, 0]) (int64)
     let r = pow(&t(vec![true, false], &[2]), 2).unwrap();
     assert_eq!(r.dtype(), DType::I64);
@@ -836,61 +652,24 @@ fn pow_integer() {
     assert_eq!(r.dtype(), DType::F32);
     assert_close(&r, &[1.0, 5.656_854_15, 15.588_457_11], 1e-6);
     // PyTorch's messages.
-    assert_err(
-        pow(&i, -1),
-        "Integers to negative integer powers are not allowed.",
-    );
-    assert_err(
-        pow(&t(vec![1u8], &[1]), 300),
-        "value cannot be converted to type uint8_t without overflow",
-    );
-    assert_err(
-        pow(&t(vec![1i32], &[1]), 1i64 << 40),
-        "value cannot be converted to type int without overflow",
-    );
+    assert_err(pow(&i, -1), "Integers to negative integer powers are not allowed.");
+    assert_err(pow(&t(vec![1u8], &[1]), 300), "value cannot be converted to type uint8_t without overflow");
+    assert_err(pow(&t(vec![1i32], &[1]), 1i64 << 40), "value cannot be converted to type int without overflow");
 }
 
 #[test]
 fn pow_float_fast_paths_and_general() {
     let x = t(vec![4.0f32, 9.0, 0.25], &[3]);
-    assert_eq!(
-        pow(&x, 0.5).unwrap().to_vec::<f32>().unwrap(),
-        [2.0, 3.0, 0.5]
-    );
-    assert_eq!(
-        pow(&x, 2).unwrap().to_vec::<f32>().unwrap(),
-        [16.0, 81.0, 0.0625]
-    );
-    assert_eq!(
-        pow(&x, 3.0).unwrap().to_vec::<f32>().unwrap(),
-        [64.0, 729.0, 0.015625]
-    );
-    assert_eq!(
-        pow(&x, -1).unwrap().to_vec::<f32>().unwrap(),
-        [0.25, 1.0 / 9.0, 4.0]
-    );
-    assert_eq!(
-        pow(&x, -2).unwrap().to_vec::<f32>().unwrap(),
-        [0.0625, 1.0 / 81.0, 16.0]
-    );
-    assert_eq!(
-        pow(&x, -0.5).unwrap().to_vec::<f32>().unwrap(),
-        [0.5, 1.0 / 3.0, 2.0]
-    );
+    assert_eq!(pow(&x, 0.5).unwrap().to_vec::<f32>().unwrap(), [2.0, 3.0, 0.5]);
+    assert_eq!(pow(&x, 2).unwrap().to_vec::<f32>().unwrap(), [16.0, 81.0, 0.0625]);
+    assert_eq!(pow(&x, 3.0).unwrap().to_vec::<f32>().unwrap(), [64.0, 729.0, 0.015625]);
+    assert_eq!(pow(&x, -1).unwrap().to_vec::<f32>().unwrap(), [0.25, 1.0 / 9.0, 4.0]);
+    assert_eq!(pow(&x, -2).unwrap().to_vec::<f32>().unwrap(), [0.0625, 1.0 / 81.0, 16.0]);
+    assert_eq!(pow(&x, -0.5).unwrap().to_vec::<f32>().unwrap(), [0.5, 1.0 / 3.0, 2.0]);
     // torch.tensor([2., 3.]) ** 2.5 -> [5.65685415, 15.58845711]
-    assert_close(
-        &pow(&t(vec![2.0f64, 3.0], &[2]), 2.5).unwrap(),
-        &[5.656_854_249_492_38, 15.588_457_268_119_9],
-        1e-12,
-    );
+    assert_close(&pow(&t(vec![2.0f64, 3.0], &[2]), 2.5).unwrap(), &[5.656_854_249_492_38, 15.588_457_268_119_9], 1e-12);
     // x ** 0 is 1 even for NaN: torch.tensor([nan]) ** 0 -> tensor([1.])
-    assert_eq!(
-        pow(&t(vec![f32::NAN], &[1]), 0)
-            .unwrap()
-            .to_vec::<f32>()
-            .unwrap(),
-        [1.0]
-    );
+    assert_eq!(pow(&t(vec![f32::NAN], &[1]), 0).unwrap().to_vec::<f32>().unwrap(), [1.0]);
     // f16 keeps its dtype and rounds the exponent to f16 first:
     // torch.tensor([1.5], dtype=torch.float16) ** 2.1 -> tensor([2.3418], dtype=float16)
     let h = cast(&t(vec![1.5f32], &[1]), DType::F16);
@@ -903,10 +682,7 @@ fn pow_float_fast_paths_and_general() {
     // torch.tensor([3., -3.]).half() ** 0.5 -> [1.73242188, nan]
     let h = cast(&t(vec![3.0f32, -3.0], &[2]), DType::F16);
     assert_close(&pow(&h, 0.5).unwrap(), &[1.732421875, NAN], 0.0);
-    assert_err(
-        pow(&cast(&x, DType::F16), 70000),
-        "value cannot be converted to type c10::Half without overflow",
-    );
+    assert_err(pow(&cast(&x, DType::F16), 70000), "value cannot be converted to type c10::Half without overflow");
 }
 
 #[test]
@@ -936,11 +712,7 @@ fn pow_variants() {
     ops::pow_tensor_scalar_out::call(&t(vec![1i64, 2], &[2]), Scalar::Int(2), &out).unwrap();
     assert_eq!(out.to_vec::<f32>().unwrap(), [1.0, 4.0]);
     assert_err(
-        ops::pow_tensor_scalar_out::call(
-            &t(vec![1.0f32, 2.0], &[2]),
-            Scalar::Int(2),
-            &empty(&[2], DType::I64),
-        ),
+        ops::pow_tensor_scalar_out::call(&t(vec![1.0f32, 2.0], &[2]), Scalar::Int(2), &empty(&[2], DType::I64)),
         "result type Float can't be cast to the desired output type Long",
     );
 }
@@ -975,36 +747,20 @@ fn meta_tensors_get_shapes_and_dtypes() {
     let a = ops::amax::call(&meta(&[2, 3, 4], DType::F64), &[0, 2], false).unwrap();
     assert_eq!((a.sizes().to_vec(), a.dtype()), (vec![3], DType::F64));
     let am = ops::argmax::call(&x, None, true).unwrap();
-    assert_eq!(
-        (am.sizes().to_vec(), am.dtype(), am.is_meta()),
-        (vec![1, 1], DType::I64, true)
-    );
+    assert_eq!((am.sizes().to_vec(), am.dtype(), am.is_meta()), (vec![1, 1], DType::I64, true));
 
     // Pointwise ops: shape, dtype and promotion only.
     let g = meta(&[2, 5], DType::F16).gelu();
-    assert_eq!(
-        (g.sizes().to_vec(), g.dtype(), g.is_meta()),
-        (vec![2, 5], DType::F16, true)
-    );
+    assert_eq!((g.sizes().to_vec(), g.dtype(), g.is_meta()), (vec![2, 5], DType::F16, true));
     let c = clamp(&meta(&[4], DType::I32), Some(Scalar::Float(0.5)), None).unwrap();
     assert_eq!((c.dtype(), c.is_meta()), (DType::F32, true));
     let p = pow(&meta(&[4], DType::I32), 2).unwrap();
     assert_eq!((p.dtype(), p.is_meta()), (DType::I32, true));
     let p = pow(&meta(&[4], DType::I32), 2.5).unwrap();
     assert_eq!(p.dtype(), DType::F32);
-    let w = ops::where_self::call(
-        &meta(&[2, 1], DType::Bool),
-        &meta(&[3], DType::I64),
-        &meta(&[], DType::F64),
-    )
-    .unwrap();
-    assert_eq!(
-        (w.sizes().to_vec(), w.dtype(), w.is_meta()),
-        (vec![2, 3], DType::F64, true)
-    );
+    let w =
+        ops::where_self::call(&meta(&[2, 1], DType::Bool), &meta(&[3], DType::I64), &meta(&[], DType::F64)).unwrap();
+    assert_eq!((w.sizes().to_vec(), w.dtype(), w.is_meta()), (vec![2, 3], DType::F64, true));
     let n = meta(&[2, 2], DType::F32).logical_not();
-    assert_eq!(
-        (n.sizes().to_vec(), n.dtype(), n.is_meta()),
-        (vec![2, 2], DType::Bool, true)
-    );
+    assert_eq!((n.sizes().to_vec(), n.dtype(), n.is_meta()), (vec![2, 2], DType::Bool, true));
 }

@@ -4,9 +4,8 @@
 //! printed output is quoted, it is what `torch` 2.x prints for the same call.
 
 use oxten::options::{
-    ArangeOpts, ArangeStartOutOpts, ArangeStartStepOpts, AsStridedOpts, ContiguousOpts,
-    DeepCloneOpts, EmptyLikeOpts, EmptyOpts, EmptyStridedOpts, FullOpts, OnesOpts, SliceOpts,
-    ToCopyOpts, ToDtypeOpts, ZerosOpts,
+    ArangeOpts, ArangeStartOutOpts, ArangeStartStepOpts, AsStridedOpts, ContiguousOpts, DeepCloneOpts, EmptyLikeOpts,
+    EmptyOpts, EmptyStridedOpts, FullOpts, OnesOpts, SliceOpts, ToCopyOpts, ToDtypeOpts, ZerosOpts,
 };
 use oxten::{DType, Device, DimVec, ErrorKind, MemoryFormat, Result, Scalar, Tensor};
 
@@ -35,13 +34,7 @@ fn msg(r: Result<Tensor>) -> String {
 }
 
 fn meta(sizes: &[i64]) -> Tensor {
-    oxten::empty_with(
-        sizes,
-        EmptyOpts {
-            device: Some(Device::Meta),
-            ..Default::default()
-        },
-    )
+    oxten::empty_with(sizes, EmptyOpts { device: Some(Device::Meta), ..Default::default() })
 }
 
 // ---------------------------------------------------------------- view / reshape
@@ -75,10 +68,7 @@ fn view_errors_have_pytorch_messages() {
     let e = a.try_view(&[2, 5]).unwrap_err();
     assert_eq!(e.message, "shape '[2, 5]' is invalid for input of size 6");
     assert_eq!(e.op, "view");
-    assert_eq!(
-        msg(a.try_view(&[-1, -1])),
-        "only one dimension can be inferred"
-    );
+    assert_eq!(msg(a.try_view(&[-1, -1])), "only one dimension can be inferred");
     assert_eq!(msg(a.try_view(&[-2, 3])), "invalid shape dimension -2");
 }
 
@@ -120,26 +110,15 @@ fn view_of_sliced_tensor_follows_compute_stride() {
     // a: [2, 3, 4]; s = a[:, :, 0:2] has sizes [2, 3, 2], strides [12, 4, 1]. Dims 0 and 1
     // still merge (12 == 3 * 4), dims 1 and 2 do not.
     let a = iota(&[2, 3, 4]);
-    let s = a.slice_with(SliceOpts {
-        dim: 2,
-        start: Some(0),
-        end: Some(2),
-        step: 1,
-    });
+    let s = a.slice_with(SliceOpts { dim: 2, start: Some(0), end: Some(2), step: 1 });
     assert_eq!(s.strides(), [12, 4, 1]);
     let v = s.view(&[6, 2]);
     assert_eq!(v.strides(), [4, 1]);
-    assert_eq!(
-        vals(&v),
-        [0.0, 1.0, 4.0, 5.0, 8.0, 9.0, 12.0, 13.0, 16.0, 17.0, 20.0, 21.0]
-    );
+    assert_eq!(vals(&v), [0.0, 1.0, 4.0, 5.0, 8.0, 9.0, 12.0, 13.0, 16.0, 17.0, 20.0, 21.0]);
     assert!(s.try_view(&[2, 6]).is_err());
     // reshape falls back to a copy there.
     let r = s.reshape(&[2, 6]);
-    assert_eq!(
-        vals(&r),
-        [0.0, 1.0, 4.0, 5.0, 8.0, 9.0, 12.0, 13.0, 16.0, 17.0, 20.0, 21.0]
-    );
+    assert_eq!(vals(&r), [0.0, 1.0, 4.0, 5.0, 8.0, 9.0, 12.0, 13.0, 16.0, 17.0, 20.0, 21.0]);
     assert!(!r.storage().is_alias_of(a.storage()));
 }
 
@@ -167,14 +146,7 @@ fn permute_reorders_sizes_and_strides() {
     assert!(p.storage().is_alias_of(a.storage()));
     assert_eq!(a.permute(&[-1, 0, 1]).strides(), [1, 12, 4]);
     // p[1, 0, 2] = a[0, 2, 1] = 9
-    assert_eq!(
-        p.select(0, 1)
-            .select(0, 0)
-            .select(0, 2)
-            .item::<f32>()
-            .unwrap(),
-        9.0
-    );
+    assert_eq!(p.select(0, 1).select(0, 0).select(0, 2).item::<f32>().unwrap(), 9.0);
 }
 
 #[test]
@@ -186,10 +158,7 @@ fn permute_errors() {
         "permute(sparse_coo): number of dimensions in the tensor input does not match the length of the \
          desired ordering of dimensions i.e. input.dim() = 3 is not equal to len(dims) = 2"
     );
-    assert_eq!(
-        msg(a.try_permute(&[0, 0, 1])),
-        "permute(): duplicate dims are not allowed."
-    );
+    assert_eq!(msg(a.try_permute(&[0, 0, 1])), "permute(): duplicate dims are not allowed.");
     assert_eq!(
         msg(a.try_permute(&[0, 1, 3])),
         "Dimension out of range (expected to be in range of [-3, 2], but got 3)"
@@ -210,10 +179,7 @@ fn transpose_and_t() {
     let m = iota(&[2, 3]).t();
     assert_eq!((m.sizes(), m.strides()), (dv(&[3, 2]), dv(&[1, 3])));
     assert_eq!(iota(&[5]).t().sizes(), [5]);
-    assert_eq!(
-        msg(a.try_t()),
-        "t() expects a tensor with <= 2 dimensions, but self is 3D"
-    );
+    assert_eq!(msg(a.try_t()), "t() expects a tensor with <= 2 dimensions, but self is 3D");
 }
 
 // ---------------------------------------------------------------- expand
@@ -287,10 +253,7 @@ fn squeeze_and_unsqueeze() {
     assert_eq!((s2.sizes(), s2.strides()), (dv(&[1, 3, 2]), dv(&[6, 2, 1])));
     // A dim that is not size 1 is left alone.
     assert_eq!(a.squeeze_dim(1).sizes(), [1, 3, 1, 2]);
-    assert_eq!(
-        msg(a.try_squeeze_dim(4)),
-        "Dimension out of range (expected to be in range of [-4, 3], but got 4)"
-    );
+    assert_eq!(msg(a.try_squeeze_dim(4)), "Dimension out of range (expected to be in range of [-4, 3], but got 4)");
 
     let b = iota(&[2, 3]); // strides (3, 1)
     let u0 = b.unsqueeze(0);
@@ -300,10 +263,7 @@ fn squeeze_and_unsqueeze() {
     let u2 = b.unsqueeze(-1);
     assert_eq!((u2.sizes(), u2.strides()), (dv(&[2, 3, 1]), dv(&[3, 1, 1])));
     assert!(u2.storage().is_alias_of(b.storage()));
-    assert_eq!(
-        msg(b.try_unsqueeze(3)),
-        "Dimension out of range (expected to be in range of [-3, 2], but got 3)"
-    );
+    assert_eq!(msg(b.try_unsqueeze(3)), "Dimension out of range (expected to be in range of [-3, 2], but got 3)");
     assert_eq!(Tensor::scalar(1.0f32).unsqueeze(0).sizes(), [1]);
 }
 
@@ -313,65 +273,23 @@ fn squeeze_and_unsqueeze() {
 fn slice_offsets_strides_and_clamping() {
     oxten::init();
     let a = iota(&[10]);
-    let s = a.slice_with(SliceOpts {
-        dim: 0,
-        start: Some(2),
-        end: Some(8),
-        step: 3,
-    });
-    assert_eq!(
-        (s.sizes(), s.strides(), s.storage_offset()),
-        (dv(&[2]), dv(&[3]), 2)
-    );
+    let s = a.slice_with(SliceOpts { dim: 0, start: Some(2), end: Some(8), step: 3 });
+    assert_eq!((s.sizes(), s.strides(), s.storage_offset()), (dv(&[2]), dv(&[3]), 2));
     assert_eq!(vals(&s), [2.0, 5.0]);
-    let tail = a.slice_with(SliceOpts {
-        start: Some(-3),
-        ..Default::default()
-    });
-    assert_eq!(
-        (vals(&tail), tail.storage_offset()),
-        (vec![7.0, 8.0, 9.0], 7)
-    );
+    let tail = a.slice_with(SliceOpts { start: Some(-3), ..Default::default() });
+    assert_eq!((vals(&tail), tail.storage_offset()), (vec![7.0, 8.0, 9.0], 7));
     // Out-of-range bounds clamp; start past end gives an empty view.
-    assert_eq!(
-        vals(&a.slice_with(SliceOpts {
-            start: Some(8),
-            end: Some(100),
-            ..Default::default()
-        })),
-        [8.0, 9.0]
-    );
-    let empty = a.slice_with(SliceOpts {
-        start: Some(6),
-        end: Some(3),
-        ..Default::default()
-    });
+    assert_eq!(vals(&a.slice_with(SliceOpts { start: Some(8), end: Some(100), ..Default::default() })), [8.0, 9.0]);
+    let empty = a.slice_with(SliceOpts { start: Some(6), end: Some(3), ..Default::default() });
     assert_eq!(empty.sizes(), [0]);
     assert_eq!(vals(&a.slice()).len(), 10);
-    assert_eq!(
-        msg(a.try_slice_with(SliceOpts {
-            step: 0,
-            ..Default::default()
-        })),
-        "slice step must be positive"
-    );
-    assert_eq!(
-        msg(Tensor::scalar(1.0f32).try_slice()),
-        "slice() cannot be applied to a 0-dim tensor."
-    );
+    assert_eq!(msg(a.try_slice_with(SliceOpts { step: 0, ..Default::default() })), "slice step must be positive");
+    assert_eq!(msg(Tensor::scalar(1.0f32).try_slice()), "slice() cannot be applied to a 0-dim tensor.");
 
     // b[:, 1::2] on a [4, 5] tensor: sizes [4, 2], strides [5, 2], offset 1.
     let b = iota(&[4, 5]);
-    let c = b.slice_with(SliceOpts {
-        dim: 1,
-        start: Some(1),
-        end: None,
-        step: 2,
-    });
-    assert_eq!(
-        (c.sizes(), c.strides(), c.storage_offset()),
-        (dv(&[4, 2]), dv(&[5, 2]), 1)
-    );
+    let c = b.slice_with(SliceOpts { dim: 1, start: Some(1), end: None, step: 2 });
+    assert_eq!((c.sizes(), c.strides(), c.storage_offset()), (dv(&[4, 2]), dv(&[5, 2]), 1));
     assert_eq!(vals(&c), [1.0, 3.0, 6.0, 8.0, 11.0, 13.0, 16.0, 18.0]);
     // Writes go through to the base.
     c.fill_scalar_(-1.0);
@@ -383,28 +301,16 @@ fn select_and_its_errors() {
     oxten::init();
     let b = iota(&[4, 5]);
     let col = b.select(1, -1);
-    assert_eq!(
-        (col.sizes(), col.strides(), col.storage_offset()),
-        (dv(&[4]), dv(&[5]), 4)
-    );
+    assert_eq!((col.sizes(), col.strides(), col.storage_offset()), (dv(&[4]), dv(&[5]), 4));
     assert_eq!(vals(&col), [4.0, 9.0, 14.0, 19.0]);
     let row = b.select(0, 2);
-    assert_eq!(
-        (row.sizes(), row.strides(), row.storage_offset()),
-        (dv(&[5]), dv(&[1]), 10)
-    );
+    assert_eq!((row.sizes(), row.strides(), row.storage_offset()), (dv(&[5]), dv(&[1]), 10));
 
     let a = iota(&[3]);
     let e = a.try_select(0, 5).unwrap_err();
-    assert_eq!(
-        e.message,
-        "select(): index 5 out of range for tensor of size [3] at dimension 0"
-    );
+    assert_eq!(e.message, "select(): index 5 out of range for tensor of size [3] at dimension 0");
     assert_eq!(e.kind, ErrorKind::Index);
-    assert_eq!(
-        msg(a.try_select(0, -4)),
-        "select(): index -4 out of range for tensor of size [3] at dimension 0"
-    );
+    assert_eq!(msg(a.try_select(0, -4)), "select(): index -4 out of range for tensor of size [3] at dimension 0");
     assert_eq!(a.select(0, -1).item::<f32>().unwrap(), 2.0);
 }
 
@@ -412,10 +318,7 @@ fn select_and_its_errors() {
 fn narrow_checks_then_slices() {
     oxten::init();
     let a = iota(&[5]);
-    assert_eq!(
-        msg(a.try_narrow(0, 4, 2)),
-        "start (4) + length (2) exceeds dimension size (5)."
-    );
+    assert_eq!(msg(a.try_narrow(0, 4, 2)), "start (4) + length (2) exceeds dimension size (5).");
     let n = a.narrow(0, 1, 3);
     assert_eq!((vals(&n), n.storage_offset()), (vec![1.0, 2.0, 3.0], 1));
     assert_eq!(vals(&a.narrow(0, -2, 2)), [3.0, 4.0]);
@@ -429,29 +332,17 @@ fn as_strided_geometry_and_bounds() {
     oxten::init();
     let a = iota(&[6]);
     assert_eq!(vals(&a.as_strided(&[2, 2], &[1, 2])), [0.0, 2.0, 1.0, 3.0]);
-    let shifted = a.as_strided_with(
-        &[2, 2],
-        &[1, 2],
-        AsStridedOpts {
-            storage_offset: Some(1),
-        },
-    );
+    let shifted = a.as_strided_with(&[2, 2], &[1, 2], AsStridedOpts { storage_offset: Some(1) });
     assert_eq!(vals(&shifted), [1.0, 3.0, 2.0, 4.0]);
     // Without an offset the view starts where self starts.
-    let s = a.slice_with(SliceOpts {
-        start: Some(2),
-        ..Default::default()
-    });
+    let s = a.slice_with(SliceOpts { start: Some(2), ..Default::default() });
     assert_eq!(vals(&s.as_strided(&[2], &[1])), [2.0, 3.0]);
     assert_eq!(
         msg(a.try_as_strided(&[3, 3], &[3, 1])),
         "setStorage: sizes [3, 3], strides [3, 1], storage offset 0, and itemsize 4 requiring a storage size \
          of 36 are out of bounds for storage of size 24"
     );
-    assert_eq!(
-        msg(a.try_as_strided(&[2], &[1, 1])),
-        "mismatch in length of strides and shape"
-    );
+    assert_eq!(msg(a.try_as_strided(&[2], &[1, 1])), "mismatch in length of strides and shape");
 }
 
 // ---------------------------------------------------------------- factories
@@ -462,72 +353,32 @@ fn zeros_ones_full_and_dtype_inference() {
     let z = oxten::zeros(&[2, 3]);
     assert_eq!((z.dtype(), z.strides()), (DType::F32, dv(&[3, 1])));
     assert_eq!(vals(&z), [0.0; 6]);
-    let o = oxten::ones_with(
-        &[2],
-        OnesOpts {
-            dtype: Some(DType::I32),
-            ..Default::default()
-        },
-    );
+    let o = oxten::ones_with(&[2], OnesOpts { dtype: Some(DType::I32), ..Default::default() });
     assert_eq!(o.to_vec::<i32>().unwrap(), [1, 1]);
-    let zi = oxten::zeros_with(
-        &[2],
-        ZerosOpts {
-            dtype: Some(DType::I64),
-            ..Default::default()
-        },
-    );
+    let zi = oxten::zeros_with(&[2], ZerosOpts { dtype: Some(DType::I64), ..Default::default() });
     assert_eq!(zi.to_vec::<i64>().unwrap(), [0, 0]);
 
     // torch.full((2,), 2.5).dtype == float32, full((2,), 7) is int64, full((2,), True) is bool.
     let f = oxten::full(&[2], 2.5);
     assert_eq!((f.dtype(), vals(&f)), (DType::F32, vec![2.5, 2.5]));
     let i = oxten::full(&[2], 7);
-    assert_eq!(
-        (i.dtype(), i.to_vec::<i64>().unwrap()),
-        (DType::I64, vec![7, 7])
-    );
+    assert_eq!((i.dtype(), i.to_vec::<i64>().unwrap()), (DType::I64, vec![7, 7]));
     let b = oxten::full(&[2], true);
-    assert_eq!(
-        (b.dtype(), b.to_vec::<bool>().unwrap()),
-        (DType::Bool, vec![true, true])
-    );
-    let d = oxten::full_with(
-        &[2],
-        7,
-        FullOpts {
-            dtype: Some(DType::F64),
-            ..Default::default()
-        },
-    );
+    assert_eq!((b.dtype(), b.to_vec::<bool>().unwrap()), (DType::Bool, vec![true, true]));
+    let d = oxten::full_with(&[2], 7, FullOpts { dtype: Some(DType::F64), ..Default::default() });
     assert_eq!(d.to_vec::<f64>().unwrap(), [7.0, 7.0]);
 }
 
 #[test]
 fn fill_converts_with_overflow_checks() {
     oxten::init();
-    let u = oxten::zeros_with(
-        &[2],
-        ZerosOpts {
-            dtype: Some(DType::U8),
-            ..Default::default()
-        },
-    );
-    assert_eq!(
-        msg(u.try_fill_scalar_(300)),
-        "value cannot be converted to type uint8_t without overflow"
-    );
+    let u = oxten::zeros_with(&[2], ZerosOpts { dtype: Some(DType::U8), ..Default::default() });
+    assert_eq!(msg(u.try_fill_scalar_(300)), "value cannot be converted to type uint8_t without overflow");
     // Negative integers wrap into uint8 (PyTorch: torch.zeros(2, dtype=torch.uint8).fill_(-1) -> 255).
     u.fill_scalar_(-1);
     assert_eq!(u.to_vec::<u8>().unwrap(), [255, 255]);
     // Floats truncate toward zero into integer tensors.
-    let i = oxten::zeros_with(
-        &[2],
-        ZerosOpts {
-            dtype: Some(DType::I32),
-            ..Default::default()
-        },
-    );
+    let i = oxten::zeros_with(&[2], ZerosOpts { dtype: Some(DType::I32), ..Default::default() });
     i.fill_scalar_(-2.7);
     assert_eq!(i.to_vec::<i32>().unwrap(), [-2, -2]);
     // A strided (transposed) target is filled element by element.
@@ -540,59 +391,31 @@ fn fill_converts_with_overflow_checks() {
 fn empty_defaults_formats_and_errors() {
     oxten::init();
     let e = oxten::empty(&[2, 3]);
-    assert_eq!(
-        (e.dtype(), e.device(), e.strides()),
-        (DType::F32, Device::Cpu, dv(&[3, 1]))
-    );
+    assert_eq!((e.dtype(), e.device(), e.strides()), (DType::F32, Device::Cpu, dv(&[3, 1])));
     let cl = oxten::empty_with(
         &[2, 3, 4, 5],
-        EmptyOpts {
-            memory_format: Some(MemoryFormat::ChannelsLast),
-            ..Default::default()
-        },
+        EmptyOpts { memory_format: Some(MemoryFormat::ChannelsLast), ..Default::default() },
     );
     assert_eq!(cl.strides(), [60, 1, 15, 3]);
     assert!(cl.is_contiguous_as(MemoryFormat::ChannelsLast));
-    assert_eq!(
-        msg(oxten::try_empty(&[-1, 2])),
-        "Trying to create tensor with negative dimension -1: [-1, 2]"
-    );
+    assert_eq!(msg(oxten::try_empty(&[-1, 2])), "Trying to create tensor with negative dimension -1: [-1, 2]");
     assert_eq!(
         msg(oxten::try_empty_with(
             &[2],
-            EmptyOpts {
-                memory_format: Some(MemoryFormat::Preserve),
-                ..Default::default()
-            }
+            EmptyOpts { memory_format: Some(MemoryFormat::Preserve), ..Default::default() }
         )),
         "unsupported memory format option Preserve"
     );
     assert_eq!(
         msg(oxten::try_empty_with(
             &[2, 3],
-            EmptyOpts {
-                memory_format: Some(MemoryFormat::ChannelsLast),
-                ..Default::default()
-            }
+            EmptyOpts { memory_format: Some(MemoryFormat::ChannelsLast), ..Default::default() }
         )),
         "required rank 4 tensor to use channels_last format"
     );
-    assert!(oxten::try_empty_with(
-        &[2],
-        EmptyOpts {
-            pin_memory: Some(true),
-            ..Default::default()
-        }
-    )
-    .is_err());
-    let s = oxten::empty_strided_with(
-        &[2, 3],
-        &[1, 2],
-        EmptyStridedOpts {
-            dtype: Some(DType::F64),
-            ..Default::default()
-        },
-    );
+    assert!(oxten::try_empty_with(&[2], EmptyOpts { pin_memory: Some(true), ..Default::default() }).is_err());
+    let s =
+        oxten::empty_strided_with(&[2, 3], &[1, 2], EmptyStridedOpts { dtype: Some(DType::F64), ..Default::default() });
     assert_eq!((s.strides(), s.dtype()), (dv(&[1, 2]), DType::F64));
 }
 
@@ -603,100 +426,46 @@ fn arange_values_and_dtypes() {
     oxten::init();
     // torch.arange(5) -> tensor([0, 1, 2, 3, 4]) (int64)
     let a = oxten::arange(5);
-    assert_eq!(
-        (a.dtype(), a.to_vec::<i64>().unwrap()),
-        (DType::I64, vec![0, 1, 2, 3, 4])
-    );
+    assert_eq!((a.dtype(), a.to_vec::<i64>().unwrap()), (DType::I64, vec![0, 1, 2, 3, 4]));
     // torch.arange(0, 1, 0.25) -> tensor([0.0000, 0.2500, 0.5000, 0.7500]) (float32)
-    let q = oxten::arange_start_step_with(
-        0,
-        1,
-        ArangeStartStepOpts {
-            step: 0.25.into(),
-            ..Default::default()
-        },
-    );
-    assert_eq!(
-        (q.dtype(), vals(&q)),
-        (DType::F32, vec![0.0, 0.25, 0.5, 0.75])
-    );
+    let q = oxten::arange_start_step_with(0, 1, ArangeStartStepOpts { step: 0.25.into(), ..Default::default() });
+    assert_eq!((q.dtype(), vals(&q)), (DType::F32, vec![0.0, 0.25, 0.5, 0.75]));
     // torch.arange(10, 0, -3) -> tensor([10, 7, 4, 1])
-    let d = oxten::arange_start_step_with(
-        10,
-        0,
-        ArangeStartStepOpts {
-            step: Scalar::Int(-3),
-            ..Default::default()
-        },
-    );
+    let d = oxten::arange_start_step_with(10, 0, ArangeStartStepOpts { step: Scalar::Int(-3), ..Default::default() });
     assert_eq!(d.to_vec::<i64>().unwrap(), [10, 7, 4, 1]);
     // torch.arange(1, 4) -> tensor([1, 2, 3]); torch.arange(2.5) -> tensor([0., 1., 2.])
-    assert_eq!(
-        oxten::arange_start(1, 4).to_vec::<i64>().unwrap(),
-        [1, 2, 3]
-    );
+    assert_eq!(oxten::arange_start(1, 4).to_vec::<i64>().unwrap(), [1, 2, 3]);
     let f = oxten::arange(2.5);
     assert_eq!((f.dtype(), vals(&f)), (DType::F32, vec![0.0, 1.0, 2.0]));
     let g = oxten::arange_start_step_with(
         1,
         2,
-        ArangeStartStepOpts {
-            step: 0.5.into(),
-            dtype: Some(DType::F64),
-            ..Default::default()
-        },
+        ArangeStartStepOpts { step: 0.5.into(), dtype: Some(DType::F64), ..Default::default() },
     );
     assert_eq!(g.to_vec::<f64>().unwrap(), [1.0, 1.5]);
     assert_eq!(oxten::arange(0).sizes(), [0]);
     // With an integer dtype and a float bound, the count comes from the doubles
     // (ceil(2.5) = 3, PyTorch's compute_arange_size) and the values from int64 arithmetic.
-    let ints = oxten::arange_with(
-        2.5,
-        ArangeOpts {
-            dtype: Some(DType::I32),
-            ..Default::default()
-        },
-    );
+    let ints = oxten::arange_with(2.5, ArangeOpts { dtype: Some(DType::I32), ..Default::default() });
     assert_eq!(ints.to_vec::<i32>().unwrap(), [0, 1, 2]);
 }
 
 #[test]
 fn arange_errors() {
     oxten::init();
-    let zero = ArangeStartStepOpts {
-        step: Scalar::Int(0),
-        ..Default::default()
-    };
-    assert_eq!(
-        msg(oxten::try_arange_start_step_with(0, 10, zero)),
-        "step must be nonzero"
-    );
-    let neg = ArangeStartStepOpts {
-        step: Scalar::Int(-1),
-        ..Default::default()
-    };
+    let zero = ArangeStartStepOpts { step: Scalar::Int(0), ..Default::default() };
+    assert_eq!(msg(oxten::try_arange_start_step_with(0, 10, zero)), "step must be nonzero");
+    let neg = ArangeStartStepOpts { step: Scalar::Int(-1), ..Default::default() };
     assert_eq!(
         msg(oxten::try_arange_start_step_with(0, 10, neg)),
         "upper bound and larger bound inconsistent with step sign"
     );
+    assert_eq!(msg(oxten::try_arange(f64::INFINITY)), "unsupported range: 0 -> inf");
     assert_eq!(
-        msg(oxten::try_arange(f64::INFINITY)),
-        "unsupported range: 0 -> inf"
-    );
-    assert_eq!(
-        msg(oxten::try_arange_with(
-            3,
-            ArangeOpts {
-                dtype: Some(DType::Bool),
-                ..Default::default()
-            }
-        )),
+        msg(oxten::try_arange_with(3, ArangeOpts { dtype: Some(DType::Bool), ..Default::default() })),
         "\"arange_cpu\" not implemented for 'Bool'"
     );
-    let neg_f = ArangeStartStepOpts {
-        step: Scalar::Float(-0.5),
-        ..Default::default()
-    };
+    let neg_f = ArangeStartStepOpts { step: Scalar::Float(-0.5), ..Default::default() };
     assert_eq!(
         msg(oxten::try_arange_start_step_with(0, 10, neg_f)),
         "upper bound and larger bound inconsistent with step sign"
@@ -710,24 +479,11 @@ fn arange_out_resizes_only_when_the_count_differs() {
     // numel mismatch) and is filled in row-major order.
     let out = oxten::empty(&[2, 2]);
     oxten::arange_start_out(0, 4, &out);
-    assert_eq!(
-        (out.sizes(), vals(&out)),
-        (dv(&[2, 2]), vec![0.0, 1.0, 2.0, 3.0])
-    );
+    assert_eq!((out.sizes(), vals(&out)), (dv(&[2, 2]), vec![0.0, 1.0, 2.0, 3.0]));
     let out = oxten::empty(&[7]);
-    let r = oxten::arange_start_out_with(
-        0,
-        8,
-        &out,
-        ArangeStartOutOpts {
-            step: Scalar::Int(2),
-        },
-    );
+    let r = oxten::arange_start_out_with(0, 8, &out, ArangeStartOutOpts { step: Scalar::Int(2) });
     assert!(r.is_same(&out));
-    assert_eq!(
-        (out.sizes(), vals(&out)),
-        (dv(&[4]), vec![0.0, 2.0, 4.0, 6.0])
-    );
+    assert_eq!((out.sizes(), vals(&out)), (dv(&[4]), vec![0.0, 2.0, 4.0, 6.0]));
 }
 
 // ---------------------------------------------------------------- *_like, clone, contiguous
@@ -737,10 +493,7 @@ fn empty_like_and_clone_preserve_channels_last() {
     oxten::init();
     let x = oxten::empty_with(
         &[2, 3, 4, 5],
-        EmptyOpts {
-            memory_format: Some(MemoryFormat::ChannelsLast),
-            ..Default::default()
-        },
+        EmptyOpts { memory_format: Some(MemoryFormat::ChannelsLast), ..Default::default() },
     );
     x.copy_(&iota(&[2, 3, 4, 5]));
     assert_eq!(oxten::empty_like(&x).strides(), [60, 1, 15, 3]);
@@ -748,9 +501,7 @@ fn empty_like_and_clone_preserve_channels_last() {
     assert_eq!(c.strides(), [60, 1, 15, 3]);
     assert_eq!(vals(&c), vals(&x));
     assert!(!c.storage().is_alias_of(x.storage()));
-    let rc = x.deep_clone_with(DeepCloneOpts {
-        memory_format: Some(MemoryFormat::Contiguous),
-    });
+    let rc = x.deep_clone_with(DeepCloneOpts { memory_format: Some(MemoryFormat::Contiguous) });
     assert_eq!(rc.strides(), [60, 20, 5, 1]);
     assert_eq!(vals(&rc), vals(&x));
 }
@@ -761,17 +512,11 @@ fn empty_like_and_clone_preserve_transposed_strides() {
     let t = iota(&[2, 3]).t(); // strides (1, 3)
     assert_eq!(oxten::empty_like(&t).strides(), [1, 3]);
     let c = t.deep_clone();
-    assert_eq!(
-        (c.strides(), vals(&c)),
-        (dv(&[1, 3]), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0])
-    );
+    assert_eq!((c.strides(), vals(&c)), (dv(&[1, 3]), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]));
     // Non-dense inputs get dense strides in the same dim order: a [4, 6] tensor transposed to
     // [6, 4] (strides (1, 6)) and sliced with step 2 in dim 0 is [3, 4] with strides (2, 6);
     // PyTorch's empty_like gives it strides (1, 3).
-    let s = iota(&[4, 6]).t().slice_with(SliceOpts {
-        step: 2,
-        ..Default::default()
-    });
+    let s = iota(&[4, 6]).t().slice_with(SliceOpts { step: 2, ..Default::default() });
     assert_eq!(s.strides(), [2, 6]);
     assert_eq!(oxten::empty_like(&s).strides(), [1, 3]);
     let sc = s.deep_clone();
@@ -783,11 +528,7 @@ fn empty_like_and_clone_preserve_transposed_strides() {
     // An explicit format and dtype are honoured.
     let l = oxten::empty_like_with(
         &t,
-        EmptyLikeOpts {
-            dtype: Some(DType::I16),
-            memory_format: Some(MemoryFormat::Contiguous),
-            ..Default::default()
-        },
+        EmptyLikeOpts { dtype: Some(DType::I16), memory_format: Some(MemoryFormat::Contiguous), ..Default::default() },
     );
     assert_eq!((l.dtype(), l.strides()), (DType::I16, dv(&[2, 1])));
 }
@@ -799,12 +540,7 @@ fn like_factories_take_dtype_from_self() {
     assert_eq!(oxten::zeros_like(&i).to_vec::<i64>().unwrap(), [0, 0, 0, 0]);
     assert_eq!(oxten::ones_like(&i).to_vec::<i64>().unwrap(), [1, 1, 1, 1]);
     // full_like keeps self's dtype: torch.full_like(torch.arange(2), 2.7) -> tensor([2, 2])
-    assert_eq!(
-        oxten::full_like(&i.narrow(0, 0, 2), 2.7)
-            .to_vec::<i64>()
-            .unwrap(),
-        [2, 2]
-    );
+    assert_eq!(oxten::full_like(&i.narrow(0, 0, 2), 2.7).to_vec::<i64>().unwrap(), [2, 2]);
 }
 
 #[test]
@@ -815,21 +551,12 @@ fn contiguous_returns_self_or_a_copy() {
     let t = a.t();
     let c = t.contiguous();
     assert!(!c.is_same(&t));
-    assert_eq!(
-        (c.strides(), vals(&c)),
-        (dv(&[2, 1]), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0])
-    );
+    assert_eq!((c.strides(), vals(&c)), (dv(&[2, 1]), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]));
     let x = iota(&[2, 3, 4, 5]);
-    let cl = x.contiguous_with(ContiguousOpts {
-        memory_format: MemoryFormat::ChannelsLast,
-    });
+    let cl = x.contiguous_with(ContiguousOpts { memory_format: MemoryFormat::ChannelsLast });
     assert_eq!(cl.strides(), [60, 1, 15, 3]);
     assert_eq!(vals(&cl), vals(&x));
-    assert!(cl
-        .contiguous_with(ContiguousOpts {
-            memory_format: MemoryFormat::ChannelsLast
-        })
-        .is_same(&cl));
+    assert!(cl.contiguous_with(ContiguousOpts { memory_format: MemoryFormat::ChannelsLast }).is_same(&cl));
 }
 
 // ---------------------------------------------------------------- copy_ / to
@@ -837,24 +564,14 @@ fn contiguous_returns_self_or_a_copy() {
 #[test]
 fn copy_broadcasts_and_converts() {
     oxten::init();
-    let dst = oxten::zeros_with(
-        &[2, 3],
-        ZerosOpts {
-            dtype: Some(DType::I32),
-            ..Default::default()
-        },
-    );
+    let dst = oxten::zeros_with(&[2, 3], ZerosOpts { dtype: Some(DType::I32), ..Default::default() });
     let src = Tensor::from_vec(vec![1.5f32, -2.5, 3.9], &[3]).unwrap();
     let r = dst.copy_(&src);
     assert!(r.is_same(&dst));
     assert_eq!(dst.to_vec::<i32>().unwrap(), [1, -2, 3, 1, -2, 3]);
     // Writing into an expanded tensor is rejected (several elements share one location).
     let e = oxten::zeros(&[3]).expand(&[2, 3]);
-    assert!(e
-        .try_copy_(&iota(&[2, 3]))
-        .unwrap_err()
-        .message
-        .contains("more than one element"));
+    assert!(e.try_copy_(&iota(&[2, 3])).unwrap_err().message.contains("more than one element"));
 }
 
 #[test]
@@ -862,32 +579,19 @@ fn to_dtype_aliases_when_nothing_changes() {
     oxten::init();
     let x = iota(&[2, 3]);
     assert!(x.to_dtype(DType::F32).is_same(&x));
-    let copied = x.to_dtype_with(
-        DType::F32,
-        ToDtypeOpts {
-            copy: true,
-            ..Default::default()
-        },
-    );
+    let copied = x.to_dtype_with(DType::F32, ToDtypeOpts { copy: true, ..Default::default() });
     assert!(!copied.is_same(&x) && !copied.storage().is_alias_of(x.storage()));
     let d = x.to_dtype(DType::F64);
     assert_eq!(d.to_vec::<f64>().unwrap(), [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
-    let i = Tensor::from_vec(vec![1.9f32, -1.9], &[2])
-        .unwrap()
-        .to_dtype(DType::I64);
+    let i = Tensor::from_vec(vec![1.9f32, -1.9], &[2]).unwrap().to_dtype(DType::I64);
     assert_eq!(i.to_vec::<i64>().unwrap(), [1, -1]);
     // "Already in that format" means suggest_memory_format(): a transposed 2-D tensor suggests
     // contiguous_format, so PyTorch aliases even though it is not contiguous.
     let t = x.t();
-    let contiguous = ToDtypeOpts {
-        memory_format: Some(MemoryFormat::Contiguous),
-        ..Default::default()
-    };
+    let contiguous = ToDtypeOpts { memory_format: Some(MemoryFormat::Contiguous), ..Default::default() };
     assert!(t.to_dtype_with(DType::F32, contiguous.clone()).is_same(&t));
     // A channels-last tensor does get copied into contiguous_format.
-    let cl = iota(&[1, 2, 2, 2]).contiguous_with(ContiguousOpts {
-        memory_format: MemoryFormat::ChannelsLast,
-    });
+    let cl = iota(&[1, 2, 2, 2]).contiguous_with(ContiguousOpts { memory_format: MemoryFormat::ChannelsLast });
     let r = cl.to_dtype_with(DType::F32, contiguous);
     assert!(!r.is_same(&cl));
     assert_eq!(r.strides(), [8, 4, 2, 1]);
@@ -899,33 +603,12 @@ fn to_dtype_aliases_when_nothing_changes() {
 fn to_copy_changes_dtype_and_device() {
     oxten::init();
     let x = iota(&[2, 3]).t();
-    let y = oxten::_to_copy_with(
-        &x,
-        ToCopyOpts {
-            dtype: Some(DType::F64),
-            ..Default::default()
-        },
-    );
+    let y = oxten::_to_copy_with(&x, ToCopyOpts { dtype: Some(DType::F64), ..Default::default() });
     assert_eq!((y.dtype(), y.strides()), (DType::F64, dv(&[1, 3])));
     assert_eq!(y.to_vec::<f64>().unwrap(), [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
-    let m = oxten::_to_copy_with(
-        &x,
-        ToCopyOpts {
-            device: Some(Device::Meta),
-            ..Default::default()
-        },
-    );
-    assert_eq!(
-        (m.device(), m.sizes(), m.strides()),
-        (Device::Meta, dv(&[3, 2]), dv(&[1, 3]))
-    );
-    let back = oxten::try__to_copy_with(
-        &m,
-        ToCopyOpts {
-            device: Some(Device::Cpu),
-            ..Default::default()
-        },
-    );
+    let m = oxten::_to_copy_with(&x, ToCopyOpts { device: Some(Device::Meta), ..Default::default() });
+    assert_eq!((m.device(), m.sizes(), m.strides()), (Device::Meta, dv(&[3, 2]), dv(&[1, 3])));
+    let back = oxten::try__to_copy_with(&m, ToCopyOpts { device: Some(Device::Cpu), ..Default::default() });
     assert_eq!(msg(back), "Cannot copy out of meta tensor; no data!");
 }
 
@@ -936,48 +619,26 @@ fn meta_tensors_have_sizes_and_no_data() {
     oxten::init();
     let m = meta(&[2, 3]);
     assert!(m.is_meta());
-    assert_eq!(
-        (m.sizes(), m.strides(), m.dtype()),
-        (dv(&[2, 3]), dv(&[3, 1]), DType::F32)
-    );
+    assert_eq!((m.sizes(), m.strides(), m.dtype()), (dv(&[2, 3]), dv(&[3, 1]), DType::F32));
     assert!(m.data_ptr().is_null());
     assert!(m.to_vec::<f32>().is_err());
 
     // Factories, fills, views and copies all run on meta without data.
-    let z = oxten::zeros_with(
-        &[4],
-        ZerosOpts {
-            device: Some(Device::Meta),
-            ..Default::default()
-        },
-    );
+    let z = oxten::zeros_with(&[4], ZerosOpts { device: Some(Device::Meta), ..Default::default() });
     assert!(z.is_meta());
     assert!(z.fill_scalar_(3.0).is_same(&z));
     let v = m.t().unsqueeze(0);
-    assert_eq!(
-        (v.sizes(), v.strides(), v.device()),
-        (dv(&[1, 3, 2]), dv(&[3, 1, 3]), Device::Meta)
-    );
+    assert_eq!((v.sizes(), v.strides(), v.device()), (dv(&[1, 3, 2]), dv(&[3, 1, 3]), Device::Meta));
     assert_eq!(m.reshape(&[6]).sizes(), [6]);
-    assert_eq!(
-        msg(m.try_view(&[4])),
-        "shape '[4]' is invalid for input of size 6"
-    );
+    assert_eq!(msg(m.try_view(&[4])), "shape '[4]' is invalid for input of size 6");
     let c = m.t().deep_clone();
     assert_eq!((c.device(), c.strides()), (Device::Meta, dv(&[1, 3])));
     let r = oxten::arange_start_step_with(
         0,
         10,
-        ArangeStartStepOpts {
-            step: Scalar::Int(3),
-            device: Some(Device::Meta),
-            ..Default::default()
-        },
+        ArangeStartStepOpts { step: Scalar::Int(3), device: Some(Device::Meta), ..Default::default() },
     );
-    assert_eq!(
-        (r.device(), r.sizes(), r.dtype()),
-        (Device::Meta, dv(&[4]), DType::I64)
-    );
+    assert_eq!((r.device(), r.sizes(), r.dtype()), (Device::Meta, dv(&[4]), DType::I64));
     assert!(m.try_copy_(&iota(&[3])).is_ok());
     assert!(m.try_copy_(&iota(&[4])).is_err());
 }

@@ -73,7 +73,10 @@ pub fn generate(fns: &[NativeFunction]) -> Result<Generated, Vec<String>> {
     let mut seen: BTreeMap<String, &NativeFunction> = BTreeMap::new();
     for s in &sigs {
         if let Some(prev) = seen.insert(s.name.clone(), s.f) {
-            errors.push(located(s.f, format!("its Rust name `{}` is also the name of `{}` ({})", s.name, prev.func.name, prev.loc)));
+            errors.push(located(
+                s.f,
+                format!("its Rust name `{}` is also the name of `{}` ({})", s.name, prev.func.name, prev.loc),
+            ));
         }
     }
     let mut structured = Vec::new();
@@ -92,7 +95,10 @@ pub fn generate(fns: &[NativeFunction]) -> Result<Generated, Vec<String>> {
                 errors.push(located(st.out.f, "a `pointwise:` op must declare `structured_inherits: TensorIterator`"));
             }
         } else if !st.impls.iter().any(|(k, _)| k == "CPU") {
-            errors.push(located(st.out.f, "a structured op needs a `pointwise:` expression or a CPU kernel in `dispatch`"));
+            errors.push(located(
+                st.out.f,
+                "a structured op needs a `pointwise:` expression or a CPU kernel in `dispatch`",
+            ));
         }
     }
     if !errors.is_empty() {
@@ -124,20 +130,23 @@ pub fn format_rust(code: &str) -> Result<String, String> {
 /// prints.
 pub fn stubs(fns: &[NativeFunction], op: &str) -> Result<String, String> {
     let gen = generate(fns).map_err(|e| e.join("\n"))?;
-    let wanted: Vec<&NativeFunction> = fns
-        .iter()
-        .filter(|f| f.func.name.to_string() == op || f.func.name.name.base == op)
-        .collect();
+    let wanted: Vec<&NativeFunction> =
+        fns.iter().filter(|f| f.func.name.to_string() == op || f.func.name.name.base == op).collect();
     if wanted.is_empty() {
         return Err(format!("no operator named `{op}` in the YAML"));
     }
     let mut out = String::new();
     let sigs: Vec<OpSig> = wanted.iter().filter_map(|f| OpSig::new(f).ok()).collect();
-    let structured: Vec<StructuredOp> = wanted.iter().filter(|f| f.structured).filter_map(|f| StructuredOp::new(f).ok()).collect();
+    let structured: Vec<StructuredOp> =
+        wanted.iter().filter(|f| f.structured).filter_map(|f| StructuredOp::new(f).ok()).collect();
     let decl_list = decls::collect(&sigs, &structured)?;
     for st in &structured {
         if st.pointwise.is_some() {
-            out.push_str(&format!("// `{}`: generated from `pointwise: {}`; nothing to write.\n", st.out.f.func, st.pointwise.as_deref().unwrap_or("")));
+            out.push_str(&format!(
+                "// `{}`: generated from `pointwise: {}`; nothing to write.\n",
+                st.out.f.func,
+                st.pointwise.as_deref().unwrap_or("")
+            ));
         }
     }
     for d in &decl_list {

@@ -171,7 +171,9 @@ fn scalar_value(b: BaseTy, v: &DefaultValue) -> Result<String, String> {
         (BaseTy::Bool, DefaultValue::Bool(x)) => x.to_string(),
         (BaseTy::Str, DefaultValue::Str(s)) => format!("{s:?}"),
         (BaseTy::Scalar, DefaultValue::Int(i)) => format!("Scalar::Int({i})"),
-        (BaseTy::Scalar, d @ DefaultValue::Float(_)) => format!("Scalar::Float({})", float_lit(d.as_f64().unwrap_or(0.0))),
+        (BaseTy::Scalar, d @ DefaultValue::Float(_)) => {
+            format!("Scalar::Float({})", float_lit(d.as_f64().unwrap_or(0.0)))
+        }
         (BaseTy::Scalar, DefaultValue::Bool(x)) => format!("Scalar::Bool({x})"),
         (BaseTy::MemoryFormat, DefaultValue::Ident(id)) => match id.as_str() {
             "contiguous_format" => "MemoryFormat::Contiguous".into(),
@@ -198,7 +200,11 @@ fn scalar_value(b: BaseTy, v: &DefaultValue) -> Result<String, String> {
 
 fn float_lit(x: f64) -> String {
     if x.is_infinite() {
-        if x > 0.0 { "f64::INFINITY".into() } else { "f64::NEG_INFINITY".into() }
+        if x > 0.0 {
+            "f64::INFINITY".into()
+        } else {
+            "f64::NEG_INFINITY".into()
+        }
     } else if x.is_nan() {
         "f64::NAN".into()
     } else {

@@ -48,10 +48,16 @@ fn emit_op_module(sig: &OpSig) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "/// `{}`", sig.f.func);
     let _ = writeln!(s, "pub mod {} {{", sig.name);
-    s.push_str("#[allow(unused_imports)] use crate::dispatch::{IntoIValue, KeySet, Op, Resolved, Stack, pop_returns};\n");
+    s.push_str(
+        "#[allow(unused_imports)] use crate::dispatch::{IntoIValue, KeySet, Op, Resolved, Stack, pop_returns};\n",
+    );
     s.push_str("#[allow(unused_imports)] use crate::{DType, Device, Layout, MemoryFormat, Result, Scalar, Tensor};\n");
     let _ = writeln!(s, "/// The type every kernel of this operator has.\npub type Sig = {};", sig.fn_type());
-    let _ = writeln!(s, "/// The operator's name as the dispatcher and errors show it.\npub const NAME: &str = \"{}\";", sig.schema_name);
+    let _ = writeln!(
+        s,
+        "/// The operator's name as the dispatcher and errors show it.\npub const NAME: &str = \"{}\";",
+        sig.schema_name
+    );
     let _ = writeln!(
         s,
         "/// The operator's dispatcher handle: register kernels here.\npub static OP: Op<Sig> = Op::new(\"aten::{}\", {:?});",
@@ -89,7 +95,8 @@ fn emit_op_module(sig: &OpSig) -> String {
                     let _ = writeln!(s, "let keys = {}.iter().fold(keys, |k, t| k.union(t.key_set()));", a.ident);
                 }
                 TensorArg::OptionalList => {
-                    let _ = writeln!(s, "let keys = {}.iter().flatten().fold(keys, |k, t| k.union(t.key_set()));", a.ident);
+                    let _ =
+                        writeln!(s, "let keys = {}.iter().flatten().fold(keys, |k, t| k.union(t.key_set()));", a.ident);
                 }
                 _ => {}
             }
@@ -109,7 +116,8 @@ fn emit_op_module(sig: &OpSig) -> String {
         sig.nret
     );
     // In-place and out= ops record the mutation on the version counter shared with views.
-    let written: Vec<&RustArg> = sig.args.iter().filter(|a| a.is_write && matches!(a.tensor_kind(), TensorArg::One)).collect();
+    let written: Vec<&RustArg> =
+        sig.args.iter().filter(|a| a.is_write && matches!(a.tensor_kind(), TensorArg::One)).collect();
     if !written.is_empty() && matches!(sig.kind(), SchemaKind::Inplace | SchemaKind::Out | SchemaKind::Mutable) {
         s.push_str("if result.is_ok() {\n");
         for a in written {
@@ -132,7 +140,12 @@ fn emit_options(sig: &OpSig) -> String {
     }
     s.push_str("}\n");
     let lt_impl = if sig.opts_lifetime() { "<'_>" } else { "" };
-    let _ = writeln!(s, "impl Default for {}{lt_impl} {{\nfn default() -> Self {{\n{} {{", sig.opts_name(), sig.opts_name());
+    let _ = writeln!(
+        s,
+        "impl Default for {}{lt_impl} {{\nfn default() -> Self {{\n{} {{",
+        sig.opts_name(),
+        sig.opts_name()
+    );
     for a in sig.defaulted() {
         let _ = writeln!(s, "{}: {},", a.ident, a.default.as_deref().unwrap_or_default());
     }

@@ -35,7 +35,8 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
         .filter(|a| a.tensor_kind_is_one() || (a.is_scalar() && a.name != "alpha"))
         .map(|a| (a.ident.clone(), a.is_scalar()))
         .collect();
-    let constants: Vec<String> = st.inputs().iter().filter(|a| a.is_scalar() && a.name == "alpha").map(|a| a.ident.clone()).collect();
+    let constants: Vec<String> =
+        st.inputs().iter().filter(|a| a.is_scalar() && a.name == "alpha").map(|a| a.ident.clone()).collect();
     if operands.is_empty() || operands.len() > 3 {
         return Err(format!("pointwise op `{}` must have one to three tensor/scalar operands", st.out.schema_name));
     }
@@ -53,8 +54,21 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
             (_, f) => format!("ternary_op_config().promote_integer_inputs_to_float({f})"),
         }
     };
-    let _ = writeln!(s, "/// Meta function of `{}` (generated from `pointwise: {}`).", st.out.f.func, st.pointwise.as_deref().unwrap_or(""));
-    let _ = writeln!(s, "#[allow(unused_variables)]\npub fn {name}_meta({}) -> Result<TensorIterator> {{", st.meta_params());
+    let _ = writeln!(
+        s,
+        "/// Meta function of `{}` (generated from `pointwise: {}`).",
+        st.out.f.func,
+        st.pointwise.as_deref().unwrap_or("")
+    );
+    let _ = writeln!(
+        s,
+        "#[allow(unused_variables)]\npub fn {name}_meta({}) -> Result<TensorIterator> {{",
+        st.meta_params()
+    );
+    if let (Some(tr), Some(check)) = (st.check_trait(), &st.pointwise_check) {
+        let args: Vec<&str> = st.inputs().iter().map(|a| a.ident.as_str()).collect();
+        let _ = writeln!(s, "<crate::Meta as crate::generated::decls::{tr}>::{check}({})?;", args.join(", "));
+    }
     let _ = write!(s, "{config}");
     for (ident, is_scalar) in &operands {
         if *is_scalar {
@@ -76,7 +90,8 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
         let _ = writeln!(s, "check_alpha(dtype, {c})?;");
     }
     s.push_str("match dtype {\n");
-    let dtypes: Vec<&str> = if float_only { FLOATS.to_vec() } else { FLOATS.iter().chain(INTS.iter()).copied().collect() };
+    let dtypes: Vec<&str> =
+        if float_only { FLOATS.to_vec() } else { FLOATS.iter().chain(INTS.iter()).copied().collect() };
     let const_args: String = constants.iter().map(|c| format!(", {c}")).collect();
     for d in &dtypes {
         let _ = writeln!(s, "DType::{d} => {name}_loop::<{}, _>(iter{const_args}),", rust_storage(d));
@@ -87,7 +102,10 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
     );
     let bound = if float_only { "m::Float" } else { "m::Element" };
     let const_params: String = constants.iter().map(|c| format!(", {c}: Scalar")).collect();
-    let _ = writeln!(s, "#[inline(never)]\nfn {name}_loop<S: OpMath<Math = T>, T: {bound}>(iter: &TensorIterator{const_params}) {{");
+    let _ = writeln!(
+        s,
+        "#[inline(never)]\nfn {name}_loop<S: OpMath<Math = T>, T: {bound}>(iter: &TensorIterator{const_params}) {{"
+    );
     for c in &constants {
         let _ = writeln!(s, "let {c}: T = if T::IS_FLOAT {{ m::lit::<T>({c}.to_f64()) }} else {{ <T as m::Element>::from_i64({c}.to_i64()) }};");
     }
@@ -97,10 +115,7 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
         .collect();
     if bool_out {
         // Comparisons: load in the storage type, compare in the math type, write bool.
-        let loads: String = closure_params
-            .iter()
-            .map(|p| format!("let {p}: T = {p}.to_math();"))
-            .collect();
+        let loads: String = closure_params.iter().map(|p| format!("let {p}: T = {p}.to_math();")).collect();
         let sp: Vec<String> = closure_params.iter().map(|p| format!("{p}: S")).collect();
         let fn_name = ["cpu_kernel_unary", "cpu_kernel_binary", "cpu_kernel_ternary"][params.len() - 1];
         let tys = vec!["S"; params.len()].join(", ");

@@ -18,6 +18,8 @@ pub struct StructuredOp<'a> {
     pub out: OpSig<'a>,
     pub uses_iterator: bool,
     pub pointwise: Option<String>,
+    /// A hand-written check the generated meta of a pointwise op calls first.
+    pub pointwise_check: Option<String>,
     /// `(key, kernel name)` of the hand-written impls (empty for pointwise ops).
     pub impls: Vec<(String, String)>,
     pub precomputed: Vec<Precomputed>,
@@ -26,12 +28,8 @@ pub struct StructuredOp<'a> {
 impl<'a> StructuredOp<'a> {
     pub fn new(f: &'a NativeFunction) -> Result<StructuredOp<'a>, String> {
         let out = OpSig::new(f)?;
-        let impls = f
-            .dispatch
-            .iter()
-            .filter(|(k, _)| k.as_str() != "Meta")
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let impls =
+            f.dispatch.iter().filter(|(k, _)| k.as_str() != "Meta").map(|(k, v)| (k.clone(), v.clone())).collect();
         let mut precomputed = Vec::new();
         for line in &f.precomputed {
             precomputed.push(parse_precomputed(line)?);
@@ -39,6 +37,7 @@ impl<'a> StructuredOp<'a> {
         Ok(StructuredOp {
             uses_iterator: f.structured_inherits.is_some(),
             pointwise: f.pointwise.clone(),
+            pointwise_check: f.pointwise_check.clone(),
             impls,
             precomputed,
             out,
@@ -66,6 +65,14 @@ impl<'a> StructuredOp<'a> {
         } else {
             self.precomputed_struct().unwrap_or_else(|| "()".into())
         }
+    }
+    /// Name of the trait declaring the `pointwise_check` function, if any.
+    pub fn check_trait(&self) -> Option<String> {
+        self.pointwise_check.as_ref().map(|c| camel(c))
+    }
+    /// `self_: &Tensor, other: &Tensor, ...` (the inputs only).
+    pub fn input_params(&self) -> String {
+        self.inputs().iter().map(|a| format!("{}: {}", a.ident, a.ty)).collect::<Vec<_>>().join(", ")
     }
     /// `outs: &mut StructuredOutputs, self_: &Tensor, ...`
     pub fn meta_params(&self) -> String {
@@ -106,7 +113,11 @@ impl<'a> StructuredOp<'a> {
         .join(", ")
     }
 
-    fn impl_arg_list(&self, mut arg: impl FnMut(&RustArg) -> String, field: impl Fn(&str, &str) -> String) -> Vec<String> {
+    fn impl_arg_list(
+        &self,
+        mut arg: impl FnMut(&RustArg) -> String,
+        field: impl Fn(&str, &str) -> String,
+    ) -> Vec<String> {
         let mut p = Vec::new();
         for a in &self.out.args {
             if let Some(pc) = self.precomputed.iter().find(|pc| pc.replaces.as_deref() == Some(&a.name)) {
@@ -130,9 +141,8 @@ fn parse_precomputed(line: &str) -> Result<Precomputed, String> {
     let mut fields = Vec::new();
     for part in rest.split(',') {
         let part = part.trim();
-        let (ty, name) = part
-            .rsplit_once(' ')
-            .ok_or_else(|| format!("precomputed field `{part}` must be `<type> <name>`"))?;
+        let (ty, name) =
+            part.rsplit_once(' ').ok_or_else(|| format!("precomputed field `{part}` must be `<type> <name>`"))?;
         let ty = Type::parse(ty.trim()).map_err(|e| format!("precomputed field `{part}`: {e}"))?;
         fields.push((name.trim().to_string(), names::arg_type(&ty)?));
     }

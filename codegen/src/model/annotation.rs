@@ -26,9 +26,7 @@ impl Annotation {
         let mut c = Cursor::new(s);
         let ann = parse_body(&mut c)?;
         if !c.at_end() {
-            return Err(c
-                .error(format!("unexpected {} in alias annotation", c.found()))
-                .into());
+            return Err(c.error(format!("unexpected {} in alias annotation", c.found())).into());
         }
         Ok(ann)
     }
@@ -46,16 +44,8 @@ impl Annotation {
 fn parse_body(c: &mut Cursor<'_>) -> Result<Annotation, ParseError> {
     let alias_set = parse_set(c, false)?;
     let is_write = c.eat("!");
-    let alias_set_after = if c.eat(" -> ") {
-        parse_set(c, true)?
-    } else {
-        Vec::new()
-    };
-    Ok(Annotation {
-        alias_set,
-        is_write,
-        alias_set_after,
-    })
+    let alias_set_after = if c.eat(" -> ") { parse_set(c, true)? } else { Vec::new() };
+    Ok(Annotation { alias_set, is_write, alias_set_after })
 }
 
 /// Parses `name{|name}`; with `allow_wildcard`, a lone `*` is also accepted.
@@ -67,10 +57,9 @@ fn parse_set(c: &mut Cursor<'_>, allow_wildcard: bool) -> Result<Vec<String>, Pa
     loop {
         let name = c.take_while(|ch| ch.is_ascii_lowercase() || ch.is_ascii_digit());
         if name.is_empty() || !name.starts_with(|ch: char| ch.is_ascii_lowercase()) {
-            return Err(c.error(format!(
-                "expected an alias set name (lowercase letters, e.g. `a`), found {}",
-                c.found()
-            )));
+            return Err(
+                c.error(format!("expected an alias set name (lowercase letters, e.g. `a`), found {}", c.found()))
+            );
         }
         set.push(name.to_string());
         if !c.eat("|") {

@@ -28,9 +28,7 @@ impl Argument {
         let mut c = Cursor::new(s);
         let arg = parse_argument(&mut c)?;
         if !c.at_end() {
-            return Err(c
-                .error(format!("unexpected {} after argument", c.found()))
-                .into());
+            return Err(c.error(format!("unexpected {} after argument", c.found())).into());
         }
         Ok(arg)
     }
@@ -91,9 +89,7 @@ impl Return {
         let mut c = Cursor::new(s);
         let ret = parse_return(&mut c)?;
         if !c.at_end() {
-            return Err(c
-                .error(format!("unexpected {} after return", c.found()))
-                .into());
+            return Err(c.error(format!("unexpected {} after return", c.found())).into());
         }
         Ok(ret)
     }
@@ -128,9 +124,7 @@ pub struct Arguments {
 impl Arguments {
     /// The positional argument named `self` of type `Tensor`, if any.
     pub fn self_arg(&self) -> Option<&Argument> {
-        self.positional
-            .iter()
-            .find(|a| a.name == "self" && a.ty == Type::Base(super::BaseTy::Tensor))
+        self.positional.iter().find(|a| a.name == "self" && a.ty == Type::Base(super::BaseTy::Tensor))
     }
 
     /// Positional then keyword-only arguments, without the out arguments.
@@ -140,11 +134,7 @@ impl Arguments {
 
     /// Every argument in declaration order: positional, keyword-only, out.
     pub fn flat_all(&self) -> Vec<&Argument> {
-        self.positional
-            .iter()
-            .chain(&self.kwarg_only)
-            .chain(&self.out)
-            .collect()
+        self.positional.iter().chain(&self.kwarg_only).chain(&self.out).collect()
     }
 }
 
@@ -155,12 +145,7 @@ impl fmt::Display for Arguments {
         let mut parts: Vec<String> = self.positional.iter().map(ToString::to_string).collect();
         if !self.kwarg_only.is_empty() || !self.out.is_empty() {
             parts.push("*".to_string());
-            parts.extend(
-                self.kwarg_only
-                    .iter()
-                    .chain(&self.out)
-                    .map(ToString::to_string),
-            );
+            parts.extend(self.kwarg_only.iter().chain(&self.out).map(ToString::to_string));
         }
         f.write_str(&parts.join(", "))
     }
@@ -180,12 +165,7 @@ pub(crate) fn parse_argument(c: &mut Cursor<'_>) -> Result<Argument, ParseError>
     } else {
         None
     };
-    Ok(Argument {
-        name: name.to_string(),
-        ty,
-        default,
-        annotation,
-    })
+    Ok(Argument { name: name.to_string(), ty, default, annotation })
 }
 
 /// Parses `Type[(annotation)][ name]` at the cursor.
@@ -201,9 +181,5 @@ pub(crate) fn parse_return(c: &mut Cursor<'_>) -> Result<Return, ParseError> {
     } else {
         None
     };
-    Ok(Return {
-        name,
-        ty,
-        annotation,
-    })
+    Ok(Return { name, ty, annotation })
 }

@@ -124,10 +124,7 @@ impl<'a> Cursor<'a> {
 
     /// A parse error at byte offset `pos`.
     pub fn error_at(&self, pos: usize, message: impl Into<String>) -> ParseError {
-        ParseError {
-            column: self.column_at(pos),
-            message: message.into(),
-        }
+        ParseError { column: self.column_at(pos), message: message.into() }
     }
 
     /// A short description of what comes next, for "found ..." messages:

@@ -37,9 +37,7 @@ impl DefaultValue {
         let mut c = Cursor::new(s);
         let v = parse_default(&mut c)?;
         if !c.at_end() {
-            return Err(c
-                .error(format!("unexpected {} after default value", c.found()))
-                .into());
+            return Err(c.error(format!("unexpected {} after default value", c.found())).into());
         }
         Ok(v)
     }

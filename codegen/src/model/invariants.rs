@@ -51,10 +51,7 @@ fn check_inplace(schema: &FunctionSchema, spans: &Spans) -> Result<(), ParseErro
     let args = &schema.arguments;
     if !args.out.is_empty() {
         let col = spans.args[args.positional.len() + args.kwarg_only.len()];
-        return Err(err(
-            col,
-            format!("inplace operator `{name}` cannot have out arguments"),
-        ));
+        return Err(err(col, format!("inplace operator `{name}` cannot have out arguments")));
     }
     let first_col = spans.args.first().copied().unwrap_or(spans.open_paren + 1);
     let self_arg = match args.positional.first() {
@@ -62,27 +59,17 @@ fn check_inplace(schema: &FunctionSchema, spans: &Spans) -> Result<(), ParseErro
         _ => {
             return Err(err(
                 first_col,
-                format!(
-                    "inplace operator `{name}` must take `Tensor(a!) self` as its first argument"
-                ),
+                format!("inplace operator `{name}` must take `Tensor(a!) self` as its first argument"),
             ));
         }
     };
     let expected: Vec<Return> = if self_arg.ty == Type::Base(BaseTy::Tensor) {
-        vec![Return {
-            name: None,
-            ty: self_arg.ty.clone(),
-            annotation: self_arg.annotation.clone(),
-        }]
+        vec![Return { name: None, ty: self_arg.ty.clone(), annotation: self_arg.annotation.clone() }]
     } else {
         Vec::new()
     };
     if schema.returns != expected {
-        let self_text = Return {
-            name: None,
-            ty: self_arg.ty.clone(),
-            annotation: self_arg.annotation.clone(),
-        };
+        let self_text = Return { name: None, ty: self_arg.ty.clone(), annotation: self_arg.annotation.clone() };
         return Err(err(
             spans.returns,
             format!(
@@ -104,20 +91,10 @@ fn check_out(schema: &FunctionSchema, spans: &Spans) -> Result<(), ParseError> {
     if schema.returns.is_empty() && outs.iter().any(|a| a.ty.is_list()) {
         return Ok(());
     }
-    let expected: Vec<Return> = outs
-        .iter()
-        .map(|a| Return {
-            name: None,
-            ty: a.ty.clone(),
-            annotation: a.annotation.clone(),
-        })
-        .collect();
+    let expected: Vec<Return> =
+        outs.iter().map(|a| Return { name: None, ty: a.ty.clone(), annotation: a.annotation.clone() }).collect();
     let matches = schema.returns.len() == expected.len()
-        && schema
-            .returns
-            .iter()
-            .zip(&expected)
-            .all(|(r, e)| r.ty == e.ty && r.annotation == e.annotation);
+        && schema.returns.iter().zip(&expected).all(|(r, e)| r.ty == e.ty && r.annotation == e.annotation);
     if !matches {
         return Err(err(
             spans.returns,
@@ -149,11 +126,7 @@ fn check_mutable_returns(schema: &FunctionSchema, spans: &Spans) -> Result<(), P
         if !ret.is_write() {
             continue;
         }
-        let aliased = schema
-            .arguments
-            .flat_all()
-            .iter()
-            .any(|a| a.is_write() && a.annotation == ret.annotation);
+        let aliased = schema.arguments.flat_all().iter().any(|a| a.is_write() && a.annotation == ret.annotation);
         if !aliased {
             return Err(err(
                 spans.rets[i],

@@ -13,10 +13,8 @@ use super::cursor::{is_ident_char, Cursor, ParseError};
 
 /// Dunder names whose `i`-prefixed form is the inplace variant
 /// (`__iadd__` is the inplace form of `__add__`).
-const AUGMENTED_ASSIGNMENT_NAMES: [&str; 14] = [
-    "add", "sub", "mul", "div", "mod", "pow", "lshift", "rshift", "and", "xor", "or", "matmul",
-    "truediv", "floordiv",
-];
+const AUGMENTED_ASSIGNMENT_NAMES: [&str; 14] =
+    ["add", "sub", "mul", "div", "mod", "pow", "lshift", "rshift", "and", "xor", "or", "matmul", "truediv", "floordiv"];
 
 /// The base of an operator name, without the overload.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -45,9 +43,7 @@ impl BaseOperatorName {
         let mut c = Cursor::new(s);
         let name = parse_base(&mut c)?;
         if !c.at_end() {
-            return Err(c
-                .error(format!("unexpected {} in operator name", c.found()))
-                .into());
+            return Err(c.error(format!("unexpected {} in operator name", c.found())).into());
         }
         Ok(name)
     }
@@ -59,9 +55,7 @@ impl OperatorName {
         let mut c = Cursor::new(s);
         let name = parse_operator_name(&mut c)?;
         if !c.at_end() {
-            return Err(c
-                .error(format!("unexpected {} in operator name", c.found()))
-                .into());
+            return Err(c.error(format!("unexpected {} in operator name", c.found())).into());
         }
         Ok(name)
     }
@@ -73,10 +67,7 @@ pub(crate) fn parse_operator_name(c: &mut Cursor<'_>) -> Result<OperatorName, Pa
     let overload = if c.eat(".") {
         let ov = c.take_while(is_ident_char);
         if ov.is_empty() {
-            return Err(c.error(format!(
-                "expected an overload name after `.`, found {}",
-                c.found()
-            )));
+            return Err(c.error(format!("expected an overload name after `.`, found {}", c.found())));
         }
         ov.to_string()
     } else {
@@ -97,31 +88,15 @@ fn parse_base(c: &mut Cursor<'_>) -> Result<BaseOperatorName, ParseError> {
         }
         if let Some(aug) = inner.strip_prefix('i') {
             if AUGMENTED_ASSIGNMENT_NAMES.contains(&aug) {
-                return Ok(BaseOperatorName {
-                    base: aug.to_string(),
-                    inplace: true,
-                    dunder: true,
-                });
+                return Ok(BaseOperatorName { base: aug.to_string(), inplace: true, dunder: true });
             }
         }
-        return Ok(BaseOperatorName {
-            base: inner.to_string(),
-            inplace: false,
-            dunder: true,
-        });
+        return Ok(BaseOperatorName { base: inner.to_string(), inplace: false, dunder: true });
     }
     match text.strip_suffix('_') {
         Some("") => Err(c.error_at(start, format!("invalid operator name `{text}`"))),
-        Some(base) => Ok(BaseOperatorName {
-            base: base.to_string(),
-            inplace: true,
-            dunder: false,
-        }),
-        None => Ok(BaseOperatorName {
-            base: text.to_string(),
-            inplace: false,
-            dunder: false,
-        }),
+        Some(base) => Ok(BaseOperatorName { base: base.to_string(), inplace: true, dunder: false }),
+        None => Ok(BaseOperatorName { base: text.to_string(), inplace: false, dunder: false }),
     }
 }
 

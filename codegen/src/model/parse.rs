@@ -46,14 +46,7 @@ pub(crate) fn parse_schema(src: &str) -> Result<(FunctionSchema, Spans), ParseEr
     if !c.at_end() {
         return Err(c.error(format!("unexpected {} after the returns", c.found())));
     }
-    Ok((
-        FunctionSchema {
-            name,
-            arguments,
-            returns,
-        },
-        spans,
-    ))
+    Ok((FunctionSchema { name, arguments, returns }, spans))
 }
 
 /// Parses the argument list after `(`, through the closing `)`.
@@ -76,35 +69,22 @@ fn parse_arguments(c: &mut Cursor<'_>, spans: &mut Spans) -> Result<Arguments, P
                 let arg = parse_argument(c)?;
                 let all = positional.iter().chain(&keyword);
                 if all.into_iter().any(|(_, a)| a.name == arg.name) {
-                    return Err(
-                        c.error_at(start, format!("duplicate argument name `{}`", arg.name))
-                    );
+                    return Err(c.error_at(start, format!("duplicate argument name `{}`", arg.name)));
                 }
-                let list = if star.is_some() {
-                    &mut keyword
-                } else {
-                    &mut positional
-                };
+                let list = if star.is_some() { &mut keyword } else { &mut positional };
                 list.push((c.column_at(start), arg));
             }
             if c.eat(")") {
                 break;
             }
             if !c.eat(", ") {
-                return Err(c.error(format!(
-                    "expected `, ` or `)` after an argument, found {}",
-                    c.found()
-                )));
+                return Err(c.error(format!("expected `, ` or `)` after an argument, found {}", c.found())));
             }
         }
     }
     let (kwarg_only, out) = split_out(keyword)?;
     let mut args = Arguments::default();
-    for (list, dest) in [
-        (positional, &mut args.positional),
-        (kwarg_only, &mut args.kwarg_only),
-        (out, &mut args.out),
-    ] {
+    for (list, dest) in [(positional, &mut args.positional), (kwarg_only, &mut args.kwarg_only), (out, &mut args.out)] {
         for (col, arg) in list {
             spans.args.push(col);
             dest.push(arg);
@@ -158,19 +138,13 @@ fn parse_returns(c: &mut Cursor<'_>, spans: &mut Spans) -> Result<Vec<Return>, P
             break;
         }
         if !c.eat(", ") {
-            return Err(c.error(format!(
-                "expected `, ` or `)` after a return, found {}",
-                c.found()
-            )));
+            return Err(c.error(format!("expected `, ` or `)` after a return, found {}", c.found())));
         }
     }
     if rets.len() == 1 {
         return Err(c.error_at(
             open,
-            format!(
-                "a single return must not be parenthesized: write `{}` instead of `({})`",
-                rets[0], rets[0]
-            ),
+            format!("a single return must not be parenthesized: write `{}` instead of `({})`", rets[0], rets[0]),
         ));
     }
     Ok(rets)

@@ -46,15 +46,8 @@ impl FunctionSchema {
         if printed != s {
             // The grammar is strict about whitespace, so this only fires if
             // the parser and the printer disagree; report where.
-            let pos = printed
-                .chars()
-                .zip(s.chars())
-                .take_while(|(a, b)| a == b)
-                .count();
-            return Err(format!(
-                "column {}: schema does not print back identically (printed `{printed}`)",
-                pos + 1
-            ));
+            let pos = printed.chars().zip(s.chars()).take_while(|(a, b)| a == b).count();
+            return Err(format!("column {}: schema does not print back identically (printed `{printed}`)", pos + 1));
         }
         Ok(schema)
     }
@@ -85,27 +78,13 @@ impl FunctionSchema {
     /// appended as an extra plain return, in argument order, because its
     /// functional counterpart returns that value instead. Defaults are kept.
     pub fn signature(&self) -> FunctionSchema {
-        let strip = |a: &Argument| Argument {
-            annotation: None,
-            ..a.clone()
-        };
-        let mut returns: Vec<Return> = self
-            .returns
-            .iter()
-            .map(|r| Return {
-                name: None,
-                ty: r.ty.clone(),
-                annotation: None,
-            })
-            .collect();
+        let strip = |a: &Argument| Argument { annotation: None, ..a.clone() };
+        let mut returns: Vec<Return> =
+            self.returns.iter().map(|r| Return { name: None, ty: r.ty.clone(), annotation: None }).collect();
         for arg in self.arguments.flat_all() {
             let returned = self.returns.iter().any(|r| r.annotation == arg.annotation);
             if arg.is_write() && !returned {
-                returns.push(Return {
-                    name: None,
-                    ty: arg.ty.clone(),
-                    annotation: None,
-                });
+                returns.push(Return { name: None, ty: arg.ty.clone(), annotation: None });
             }
         }
         FunctionSchema {
@@ -129,11 +108,7 @@ impl FunctionSchema {
     /// Whether no argument at all (out arguments included) is Tensor-like:
     /// `empty.memory_format` and `arange` are factories, `empty.out` is not.
     pub fn is_factory(&self) -> bool {
-        !self
-            .arguments
-            .flat_all()
-            .iter()
-            .any(|a| a.ty.is_tensor_like())
+        !self.arguments.flat_all().iter().any(|a| a.ty.is_tensor_like())
     }
 }
 

@@ -121,14 +121,10 @@ impl Type {
         let mut c = Cursor::new(s);
         let (ty, annotation) = parse_type(&mut c)?;
         if annotation.is_some() {
-            return Err(c
-                .error_at(0, "a bare type cannot carry an alias annotation")
-                .into());
+            return Err(c.error_at(0, "a bare type cannot carry an alias annotation").into());
         }
         if !c.at_end() {
-            return Err(c
-                .error(format!("unexpected {} after type", c.found()))
-                .into());
+            return Err(c.error(format!("unexpected {} after type", c.found())).into());
         }
         Ok(ty)
     }
@@ -160,11 +156,7 @@ impl Type {
 
     /// Writes the type with `annotation` placed directly after the base name,
     /// which is where the schema language puts it (`Tensor(a!)?`).
-    pub(crate) fn fmt_annotated(
-        &self,
-        annotation: Option<&Annotation>,
-        f: &mut fmt::Formatter<'_>,
-    ) -> fmt::Result {
+    pub(crate) fn fmt_annotated(&self, annotation: Option<&Annotation>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Type::Base(b) => {
                 f.write_str(b.name())?;
@@ -204,10 +196,7 @@ pub(crate) fn parse_type(c: &mut Cursor<'_>) -> Result<(Type, Option<Annotation>
     };
     let Some(base) = BaseTy::from_name(name) else {
         let known: Vec<&str> = BaseTy::ALL.iter().map(|t| t.name()).collect();
-        return Err(c.error_at(
-            start,
-            format!("unknown type `{name}` (known types: {})", known.join(", ")),
-        ));
+        return Err(c.error_at(start, format!("unknown type `{name}` (known types: {})", known.join(", "))));
     };
     let annotation = if c.peek() == Some('(') {
         let ann_pos = c.pos();
@@ -215,9 +204,7 @@ pub(crate) fn parse_type(c: &mut Cursor<'_>) -> Result<(Type, Option<Annotation>
         if base != BaseTy::Tensor {
             return Err(c.error_at(
                 ann_pos,
-                format!(
-                    "alias annotation `({ann})` is only allowed on Tensor types, not on `{name}`"
-                ),
+                format!("alias annotation `({ann})` is only allowed on Tensor types, not on `{name}`"),
             ));
         }
         Some(ann)
@@ -240,17 +227,12 @@ pub(crate) fn parse_type(c: &mut Cursor<'_>) -> Result<(Type, Option<Annotation>
                 match digits.parse::<usize>() {
                     Ok(n) if n.to_string() == digits => Some(n),
                     _ => {
-                        return Err(
-                            c.error_at(mod_pos + 1, format!("invalid list size `{digits}`"))
-                        );
+                        return Err(c.error_at(mod_pos + 1, format!("invalid list size `{digits}`")));
                     }
                 }
             };
             c.expect("]", "`]` to close the list type")?;
-            ty = Type::List {
-                elem: Box::new(ty),
-                size,
-            };
+            ty = Type::List { elem: Box::new(ty), size };
         } else {
             break;
         }

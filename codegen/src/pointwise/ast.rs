@@ -84,18 +84,12 @@ impl BinaryOp {
 
     /// `true` for `+ - * /`.
     pub fn is_arithmetic(self) -> bool {
-        matches!(
-            self,
-            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div
-        )
+        matches!(self, BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div)
     }
 
     /// `true` for `< <= > >= == !=`.
     pub fn is_comparison(self) -> bool {
-        matches!(
-            self,
-            BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne
-        )
+        matches!(self, BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge | BinaryOp::Eq | BinaryOp::Ne)
     }
 
     /// `true` for `&&` and `||`.
@@ -287,10 +281,7 @@ impl Expr {
     pub(crate) fn into_bool(self) -> Expr {
         match self.ty() {
             ValueType::Bool => self,
-            ValueType::Number => Expr::Convert {
-                conv: Conversion::ToBool,
-                operand: Box::new(self),
-            },
+            ValueType::Number => Expr::Convert { conv: Conversion::ToBool, operand: Box::new(self) },
         }
     }
 
@@ -298,10 +289,7 @@ impl Expr {
     pub(crate) fn into_number(self) -> Expr {
         match self.ty() {
             ValueType::Number => self,
-            ValueType::Bool => Expr::Convert {
-                conv: Conversion::ToNumber,
-                operand: Box::new(self),
-            },
+            ValueType::Bool => Expr::Convert { conv: Conversion::ToNumber, operand: Box::new(self) },
         }
     }
 }

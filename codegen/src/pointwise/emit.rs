@@ -41,9 +41,7 @@ pub fn emit(expr: &Expr, target: &dyn Target) -> String {
         Expr::Arg { name, kind } => target.arg(name, *kind),
         Expr::Unary { op, operand } => target.unary(*op, emit(operand, target)),
         Expr::Binary { op, lhs, rhs } => target.binary(*op, emit(lhs, target), emit(rhs, target)),
-        Expr::Call { func, args } => {
-            target.call(*func, args.iter().map(|a| emit(a, target)).collect())
-        }
+        Expr::Call { func, args } => target.call(*func, args.iter().map(|a| emit(a, target)).collect()),
         Expr::Convert { conv, operand } => target.convert(*conv, emit(operand, target)),
     }
 }
@@ -51,11 +49,10 @@ pub fn emit(expr: &Expr, target: &dyn Target) -> String {
 /// Rust keywords (strict, reserved and edition-2024 reserved) that cannot be
 /// used as plain identifiers.
 const RUST_KEYWORDS: &[&str] = &[
-    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
-    "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut",
-    "pub", "ref", "return", "self", "Self", "static", "struct", "super", "trait", "true", "type",
-    "unsafe", "use", "where", "while", "abstract", "become", "box", "do", "final", "macro",
-    "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn",
+    "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self",
+    "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where", "while", "abstract",
+    "become", "box", "do", "final", "macro", "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
 ];
 
 /// The Rust local variable that holds argument `name` in emitted code:
@@ -88,10 +85,7 @@ pub struct RustTarget {
 impl RustTarget {
     /// A target using `math_path` and the compute type name `T`.
     pub fn new(math_path: &str) -> Self {
-        RustTarget {
-            math_path: math_path.trim_end_matches("::").to_string(),
-            compute_type: "T".to_string(),
-        }
+        RustTarget { math_path: math_path.trim_end_matches("::").to_string(), compute_type: "T".to_string() }
     }
 
     /// The same target with a different compute type name (e.g. `f32`).
@@ -117,10 +111,7 @@ impl Target for RustTarget {
     fn number(&self, value: f64, _is_float: bool) -> String {
         // `{:?}` of an f64 always contains `.` or `e`, so it is a valid f64
         // literal; `lit` converts it to the compute type.
-        format!(
-            "{}::lit::<{}>({:?})",
-            self.math_path, self.compute_type, value
-        )
+        format!("{}::lit::<{}>({:?})", self.math_path, self.compute_type, value)
     }
 
     fn boolean(&self, value: bool) -> String {
@@ -164,10 +155,7 @@ impl Target for RustTarget {
     fn convert(&self, conv: Conversion, operand: String) -> String {
         match conv {
             Conversion::ToBool => self.apply("truthy", &[operand]),
-            Conversion::ToNumber => format!(
-                "{}::from_bool::<{}>({})",
-                self.math_path, self.compute_type, operand
-            ),
+            Conversion::ToNumber => format!("{}::from_bool::<{}>({})", self.math_path, self.compute_type, operand),
         }
     }
 }

@@ -47,10 +47,7 @@ impl Token {
 }
 
 fn error(column: usize, message: impl Into<String>) -> PointwiseError {
-    PointwiseError {
-        message: message.into(),
-        column,
-    }
+    PointwiseError { message: message.into(), column }
 }
 
 /// Splits `src` into tokens; the last token is always [`Tok::End`].
@@ -100,17 +97,9 @@ pub(super) fn tokenize(src: &str) -> Result<Vec<Token>, PointwiseError> {
             i += len;
             tok
         };
-        tokens.push(Token {
-            tok,
-            text: chars[start..i].iter().collect(),
-            column,
-        });
+        tokens.push(Token { tok, text: chars[start..i].iter().collect(), column });
     }
-    tokens.push(Token {
-        tok: Tok::End,
-        text: String::new(),
-        column: chars.len() + 1,
-    });
+    tokens.push(Token { tok: Tok::End, text: String::new(), column: chars.len() + 1 });
     Ok(tokens)
 }
 
@@ -144,15 +133,10 @@ fn lex_number(chars: &[char], i: &mut usize) -> Result<Tok, PointwiseError> {
         }
     }
     if *i < chars.len() && (chars[*i].is_ascii_alphabetic() || chars[*i] == '_') {
-        return Err(error(
-            *i + 1,
-            format!("unexpected character `{}` in a number", chars[*i]),
-        ));
+        return Err(error(*i + 1, format!("unexpected character `{}` in a number", chars[*i])));
     }
     let text: String = chars[start..*i].iter().collect();
-    let value: f64 = text
-        .parse()
-        .map_err(|_| error(start + 1, format!("invalid number `{text}`")))?;
+    let value: f64 = text.parse().map_err(|_| error(start + 1, format!("invalid number `{text}`")))?;
     if !value.is_finite() {
         return Err(error(start + 1, format!("number `{text}` is out of range")));
     }

@@ -171,10 +171,7 @@ impl PointwiseExpr {
     /// expression never uses are fine.
     pub fn parse(src: &str, args: &[(&str, ArgKind)]) -> Result<Self, PointwiseError> {
         let root = parser::parse(src, args)?;
-        Ok(PointwiseExpr {
-            root,
-            args: args.iter().map(|&(n, k)| (n.to_string(), k)).collect(),
-        })
+        Ok(PointwiseExpr { root, args: args.iter().map(|&(n, k)| (n.to_string(), k)).collect() })
     }
 
     /// The type-checked syntax tree.

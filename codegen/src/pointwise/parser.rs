@@ -15,10 +15,7 @@ struct Parser<'a> {
 }
 
 fn error(column: usize, message: impl Into<String>) -> PointwiseError {
-    PointwiseError {
-        message: message.into(),
-        column,
-    }
+    PointwiseError { message: message.into(), column }
 }
 
 /// Parses and type-checks `src` against the operator's arguments.
@@ -27,22 +24,11 @@ pub(super) fn parse(src: &str, args: &[(&str, ArgKind)]) -> Result<Expr, Pointwi
     if tokens[0].tok == Tok::End {
         return Err(error(1, "empty expression"));
     }
-    let mut parser = Parser {
-        tokens,
-        pos: 0,
-        args,
-        depth: 0,
-    };
+    let mut parser = Parser { tokens, pos: 0, args, depth: 0 };
     let expr = parser.expr()?;
     let next = parser.peek();
     if next.tok != Tok::End {
-        return Err(error(
-            next.column,
-            format!(
-                "expected an operator or end of input, found {}",
-                next.describe()
-            ),
-        ));
+        return Err(error(next.column, format!("expected an operator or end of input, found {}", next.describe())));
     }
     Ok(expr)
 }
@@ -68,11 +54,7 @@ fn binary(op: BinaryOp, lhs: Expr, rhs: Expr) -> Expr {
     } else {
         (lhs.into_number(), rhs.into_number())
     };
-    Expr::Binary {
-        op,
-        lhs: Box::new(lhs),
-        rhs: Box::new(rhs),
-    }
+    Expr::Binary { op, lhs: Box::new(lhs), rhs: Box::new(rhs) }
 }
 
 /// Builds a call node, inserting the implicit conversions.
@@ -143,10 +125,7 @@ impl Parser<'_> {
         self.bump();
         let rhs = self.add_expr()?;
         if comparison_op(&self.peek().tok).is_some() {
-            return Err(error(
-                self.peek().column,
-                "comparison operators cannot be chained; use parentheses or `&&`",
-            ));
+            return Err(error(self.peek().column, "comparison operators cannot be chained; use parentheses or `&&`"));
         }
         Ok(binary(op, lhs, rhs))
     }
@@ -194,18 +173,9 @@ impl Parser<'_> {
         self.depth -= 1;
         Ok(match (op, operand) {
             // Fold negated literals so that `-2` is a single constant.
-            (UnaryOp::Neg, Expr::Number { value, is_float }) => Expr::Number {
-                value: -value,
-                is_float,
-            },
-            (UnaryOp::Neg, operand) => Expr::Unary {
-                op,
-                operand: Box::new(operand.into_number()),
-            },
-            (UnaryOp::Not, operand) => Expr::Unary {
-                op,
-                operand: Box::new(operand.into_bool()),
-            },
+            (UnaryOp::Neg, Expr::Number { value, is_float }) => Expr::Number { value: -value, is_float },
+            (UnaryOp::Neg, operand) => Expr::Unary { op, operand: Box::new(operand.into_number()) },
+            (UnaryOp::Not, operand) => Expr::Unary { op, operand: Box::new(operand.into_bool()) },
         })
     }
 
@@ -227,14 +197,8 @@ impl Parser<'_> {
                 self.expect_rparen("`)`")?;
                 Ok(e)
             }
-            Tok::End => Err(error(
-                token.column,
-                "expected an expression, found end of input",
-            )),
-            _ => Err(error(
-                token.column,
-                format!("expected an expression, found {}", token.describe()),
-            )),
+            Tok::End => Err(error(token.column, "expected an expression, found end of input")),
+            _ => Err(error(token.column, format!("expected an expression, found {}", token.describe()))),
         }
     }
 
@@ -243,19 +207,13 @@ impl Parser<'_> {
         if t.tok == Tok::RParen {
             Ok(())
         } else {
-            Err(error(
-                t.column,
-                format!("expected {expected}, found {}", t.describe()),
-            ))
+            Err(error(t.column, format!("expected {expected}, found {}", t.describe())))
         }
     }
 
     fn arg(&self, name: &str, column: usize) -> Result<Expr, PointwiseError> {
         if let Some(&(name, kind)) = self.args.iter().find(|(n, _)| *n == name) {
-            return Ok(Expr::Arg {
-                name: name.to_string(),
-                kind,
-            });
+            return Ok(Expr::Arg { name: name.to_string(), kind });
         }
         let valid = if self.args.is_empty() {
             "this operator has no arguments".to_string()
@@ -267,22 +225,13 @@ impl Parser<'_> {
             Some(_) => format!(" (`{name}` is a function; call it like `{name}(...)`)"),
             None => String::new(),
         };
-        Err(error(
-            column,
-            format!("unknown name `{name}`; {valid}{hint}"),
-        ))
+        Err(error(column, format!("unknown name `{name}`; {valid}{hint}")))
     }
 
     fn call(&mut self, name: &str, column: usize) -> Result<Expr, PointwiseError> {
         let Some(func) = Func::from_name(name) else {
             let names: Vec<&str> = Func::ALL.iter().map(|f| f.name()).collect();
-            return Err(error(
-                column,
-                format!(
-                    "unknown function `{name}`; available functions: {}",
-                    names.join(", ")
-                ),
-            ));
+            return Err(error(column, format!("unknown function `{name}`; available functions: {}", names.join(", "))));
         };
         self.bump(); // `(`
         let mut args = Vec::new();
@@ -298,10 +247,7 @@ impl Parser<'_> {
                     _ => {
                         return Err(error(
                             t.column,
-                            format!(
-                                "expected `,` or `)` in the arguments of `{name}`, found {}",
-                                t.describe()
-                            ),
+                            format!("expected `,` or `)` in the arguments of `{name}`, found {}", t.describe()),
                         ))
                     }
                 }

@@ -12,11 +12,7 @@ use super::loc::LineIndex;
 
 /// Checks the parsed entries against each other. `fns` pairs each function
 /// with its 0-based entry index, in file order.
-pub(crate) fn check_all(
-    fns: &[(usize, NativeFunction)],
-    file: &str,
-    lines: &LineIndex<'_>,
-) -> Vec<YamlError> {
+pub(crate) fn check_all(fns: &[(usize, NativeFunction)], file: &str, lines: &LineIndex<'_>) -> Vec<YamlError> {
     let mut errors = Vec::new();
     let reporter = |index: usize, nf: &NativeFunction| {
         let mut r = Reporter::new(file, lines, index);
@@ -36,10 +32,7 @@ pub(crate) fn check_all(
             } else {
                 format!("overload name `{}` of `{}`", name.overload, name.name)
             };
-            r.at_entry(format!(
-                "{what} is already used by the entry at {}; overload names must be unique",
-                first.loc
-            ));
+            r.at_entry(format!("{what} is already used by the entry at {}; overload names must be unique", first.loc));
             errors.extend(r.errors);
         } else {
             seen.insert(key, nf);
@@ -47,23 +40,17 @@ pub(crate) fn check_all(
     }
 
     // A delegate must name an existing `structured: True` entry.
-    let by_name: HashMap<&OperatorName, &NativeFunction> = fns
-        .iter()
-        .rev()
-        .map(|(_, nf)| (&nf.func.name, nf))
-        .collect();
+    let by_name: HashMap<&OperatorName, &NativeFunction> =
+        fns.iter().rev().map(|(_, nf)| (&nf.func.name, nf)).collect();
     for (index, nf) in fns {
         let Some(delegate) = &nf.structured_delegate else {
             continue;
         };
         let message = match by_name.get(delegate) {
-            None => format!(
-                "`structured_delegate` names `{delegate}`, which is not defined in this file"
-            ),
-            Some(target) if !target.structured => format!(
-                "`structured_delegate` names `{delegate}` (at {}), which is not `structured: True`",
-                target.loc
-            ),
+            None => format!("`structured_delegate` names `{delegate}`, which is not defined in this file"),
+            Some(target) if !target.structured => {
+                format!("`structured_delegate` names `{delegate}` (at {}), which is not `structured: True`", target.loc)
+            }
             Some(_) => continue,
         };
         let mut r = reporter(*index, nf);

@@ -14,7 +14,7 @@ use super::loc::{LineIndex, Loc};
 use super::values;
 
 /// Every key an entry may have.
-pub const ALLOWED_KEYS: [&str; 14] = [
+pub const ALLOWED_KEYS: [&str; 15] = [
     "func",
     "variants",
     "dispatch",
@@ -26,6 +26,7 @@ pub const ALLOWED_KEYS: [&str; 14] = [
     "device_check",
     "device_guard",
     "pointwise",
+    "pointwise_check",
     "autogen",
     "python_module",
     "manual_cpp_binding",
@@ -45,22 +46,13 @@ pub(crate) struct Reporter<'a> {
 impl<'a> Reporter<'a> {
     /// A reporter for entry `index` (0-based).
     pub fn new(file: &'a str, lines: &'a LineIndex<'a>, index: usize) -> Self {
-        Reporter {
-            file,
-            lines,
-            index,
-            entry: format!("<entry {}>", index + 1),
-            errors: Vec::new(),
-        }
+        Reporter { file, lines, index, entry: format!("<entry {}>", index + 1), errors: Vec::new() }
     }
 
     /// An error at a given 1-based line.
     pub fn at_line(&mut self, line: usize, message: impl Into<String>) {
         self.errors.push(YamlError {
-            loc: Loc {
-                file: self.file.to_string(),
-                line,
-            },
+            loc: Loc { file: self.file.to_string(), line },
             entry: self.entry.clone(),
             message: message.into(),
         });
@@ -90,17 +82,11 @@ pub(crate) fn parse_entry(
 ) -> (Option<NativeFunction>, Vec<YamlError>) {
     let mut r = Reporter::new(file, lines, index);
     let Value::Mapping(map) = value else {
-        r.at_entry(format!(
-            "an entry must be a mapping of keys such as `func:`, found {}",
-            values::describe(value)
-        ));
+        r.at_entry(format!("an entry must be a mapping of keys such as `func:`, found {}", values::describe(value)));
         return (None, r.errors);
     };
     let func = parse_func(map, &mut r);
-    let loc = Loc {
-        file: file.to_string(),
-        line: lines.entry_line(index),
-    };
+    let loc = Loc { file: file.to_string(), line: lines.entry_line(index) };
     let nf = func.map(|func| {
         let mut nf = NativeFunction {
             func,
@@ -114,6 +100,7 @@ pub(crate) fn parse_entry(
             tags: Vec::new(),
             device_check: Default::default(),
             pointwise: None,
+            pointwise_check: None,
         };
         read_keys(map, &mut nf, &mut r);
         check_entry(map, &nf, &mut r);
@@ -131,10 +118,7 @@ pub(crate) fn parse_entry(
 }
 
 fn unknown_key(key: &str) -> String {
-    format!(
-        "unknown key `{key}` (allowed keys: {})",
-        ALLOWED_KEYS.join(", ")
-    )
+    format!("unknown key `{key}` (allowed keys: {})", ALLOWED_KEYS.join(", "))
 }
 
 /// Reads and parses `func`, naming the reporter's entry after it.
@@ -170,10 +154,7 @@ fn parse_func(map: &Mapping, r: &mut Reporter<'_>) -> Option<FunctionSchema> {
 fn read_keys(map: &Mapping, nf: &mut NativeFunction, r: &mut Reporter<'_>) {
     for (k, v) in map {
         let Some(key) = k.as_str() else {
-            r.at_entry(format!(
-                "keys must be strings, found {}",
-                values::describe(k)
-            ));
+            r.at_entry(format!("keys must be strings, found {}", values::describe(k)));
             continue;
         };
         let result: Result<(), String> = match key {
@@ -195,18 +176,16 @@ fn read_keys(map: &Mapping, nf: &mut NativeFunction, r: &mut Reporter<'_>) {
             }
             "structured" => values::boolean(key, v).map(|x| nf.structured = x),
             "structured_delegate" => values::string(key, v).and_then(|s| {
-                let name = OperatorName::parse(s)
-                    .map_err(|e| format!("invalid `structured_delegate` `{s}`: {e}"))?;
+                let name = OperatorName::parse(s).map_err(|e| format!("invalid `structured_delegate` `{s}`: {e}"))?;
                 nf.structured_delegate = Some(name);
                 Ok(())
             }),
-            "structured_inherits" => {
-                values::string(key, v).map(|s| nf.structured_inherits = Some(s.to_string()))
-            }
+            "structured_inherits" => values::string(key, v).map(|s| nf.structured_inherits = Some(s.to_string())),
             "precomputed" => values::lines(key, v).map(|x| nf.precomputed = x),
             "tags" => values::string_list(key, v).map(|x| nf.tags = x),
             "device_check" => values::device_check(v).map(|x| nf.device_check = x),
             "pointwise" => values::string(key, v).map(|s| nf.pointwise = Some(s.to_string())),
+            "pointwise_check" => values::string(key, v).map(|s| nf.pointwise_check = Some(s.to_string())),
             "device_guard" | "manual_cpp_binding" => values::boolean(key, v).map(drop),
             "python_module" => values::string(key, v).map(drop),
             "autogen" => values::string_list(key, v).map(drop),
@@ -257,20 +236,14 @@ fn check_entry(map: &Mapping, nf: &NativeFunction, r: &mut Reporter<'_>) {
         }
     }
     if nf.structured_inherits.is_some() && !nf.structured {
-        r.at_key(
-            "structured_inherits",
-            "`structured_inherits` requires `structured: True`",
-        );
+        r.at_key("structured_inherits", "`structured_inherits` requires `structured: True`");
     }
     if map.contains_key("precomputed") && !nf.structured {
         r.at_key("precomputed", "`precomputed` requires `structured: True`");
     }
     if nf.variants.contains(&Variant::Method) {
         if kind == SchemaKind::Out {
-            r.at_key(
-                "variants",
-                format!("out= overload `{name}` cannot be a method; use `variants: function`"),
-            );
+            r.at_key("variants", format!("out= overload `{name}` cannot be a method; use `variants: function`"));
         } else if nf.func.arguments.self_arg().is_none() {
             r.at_key(
                 "variants",
@@ -279,15 +252,14 @@ fn check_entry(map: &Mapping, nf: &NativeFunction, r: &mut Reporter<'_>) {
         }
     }
     if nf.pointwise.is_some() && !(nf.structured && kind == SchemaKind::Out) {
-        let what = if kind == SchemaKind::Out {
-            "not structured"
-        } else {
-            kind_word
-        };
+        let what = if kind == SchemaKind::Out { "not structured" } else { kind_word };
         r.at_key(
             "pointwise",
             format!("`pointwise` is only allowed on a `structured: True` out= overload, but `{name}` is {what}"),
         );
+    }
+    if nf.pointwise_check.is_some() && nf.pointwise.is_none() {
+        r.at_key("pointwise_check", "`pointwise_check` needs a `pointwise` expression on the same entry");
     }
 }
 

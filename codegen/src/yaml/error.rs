@@ -21,11 +21,7 @@ pub struct YamlError {
 
 impl fmt::Display for YamlError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}:{}: in `{}`: {}",
-            self.loc.file, self.loc.line, self.entry, self.message
-        )
+        write!(f, "{}:{}: in `{}`: {}", self.loc.file, self.loc.line, self.entry, self.message)
     }
 }
 

@@ -8,14 +8,8 @@ use crate::model::{FunctionSchema, OperatorName};
 use super::loc::Loc;
 
 /// The dispatch keys a `dispatch:` block may name.
-pub const DISPATCH_KEYS: [&str; 6] = [
-    "CPU",
-    "CUDA",
-    "Meta",
-    "PrivateUse1",
-    "CompositeImplicitAutograd",
-    "CompositeExplicitAutograd",
-];
+pub const DISPATCH_KEYS: [&str; 6] =
+    ["CPU", "CUDA", "Meta", "PrivateUse1", "CompositeImplicitAutograd", "CompositeExplicitAutograd"];
 
 /// The composite (backend-independent) dispatch keys.
 pub const COMPOSITE_KEYS: [&str; 2] = ["CompositeImplicitAutograd", "CompositeExplicitAutograd"];
@@ -89,6 +83,9 @@ pub struct NativeFunction {
     pub device_check: DeviceCheck,
     /// `pointwise:`, an expression string carried verbatim.
     pub pointwise: Option<String>,
+    /// `pointwise_check:`, a hand-written argument check that the generated meta function of a
+    /// pointwise op runs first (e.g. `sub` rejecting bool tensors).
+    pub pointwise_check: Option<String>,
 }
 
 impl NativeFunction {

@@ -25,19 +25,13 @@ pub struct NativeFunctionsGroup {
 impl NativeFunctionsGroup {
     /// The present members, in the order functional, inplace, mutable, out.
     pub fn members(&self) -> Vec<&NativeFunction> {
-        [&self.functional, &self.inplace, &self.mutable, &self.out]
-            .into_iter()
-            .flatten()
-            .collect()
+        [&self.functional, &self.inplace, &self.mutable, &self.out].into_iter().flatten().collect()
     }
 
     /// The operator's base name without inplace `_` or overload (`add`),
     /// taken from the first present member.
     pub fn root_name(&self) -> String {
-        self.members()
-            .first()
-            .map(|nf| nf.func.name.name.base.clone())
-            .unwrap_or_default()
+        self.members().first().map(|nf| nf.func.name.name.base.clone()).unwrap_or_default()
     }
 
     /// Whether the group has a `structured: True` out= variant.
@@ -74,10 +68,7 @@ pub fn group_native_functions(fns: &[NativeFunction]) -> Vec<NativeFunctionsGrou
     for nf in fns {
         let kind = nf.func.kind();
         let candidates = by_signature.entry(nf.func.signature()).or_default();
-        let free = candidates
-            .iter()
-            .copied()
-            .find(|&i| groups[i].slot(kind).is_none());
+        let free = candidates.iter().copied().find(|&i| groups[i].slot(kind).is_none());
         let index = free.unwrap_or_else(|| {
             groups.push(NativeFunctionsGroup::default());
             candidates.push(groups.len() - 1);

@@ -17,10 +17,7 @@ use super::loc::{LineIndex, Loc};
 /// found is returned, sorted by line (problems on one line keep the order
 /// they were found in). Entries whose `func` is missing or invalid are left
 /// out of the cross-entry checks.
-pub fn parse_native_functions(
-    text: &str,
-    file: &str,
-) -> Result<Vec<NativeFunction>, Vec<YamlError>> {
+pub fn parse_native_functions(text: &str, file: &str) -> Result<Vec<NativeFunction>, Vec<YamlError>> {
     let lines = LineIndex::new(text);
     let value: Value = match serde_yaml::from_str(text) {
         Ok(v) => v,
@@ -31,10 +28,7 @@ pub fn parse_native_functions(
         Value::Null => Vec::new(),
         other => {
             return Err(vec![YamlError {
-                loc: Loc {
-                    file: file.to_string(),
-                    line: 1,
-                },
+                loc: Loc { file: file.to_string(), line: 1 },
                 entry: "<document>".to_string(),
                 message: format!(
                     "the top level must be a list of entries (`- func: ...`), found {}",
@@ -68,12 +62,5 @@ fn syntax_error(e: &serde_yaml::Error, file: &str, lines: &LineIndex<'_>) -> Yam
         Some(i) => format!("<entry {}>", i + 1),
         None => "<document>".to_string(),
     };
-    YamlError {
-        loc: Loc {
-            file: file.to_string(),
-            line,
-        },
-        entry,
-        message: format!("invalid YAML: {e}"),
-    }
+    YamlError { loc: Loc { file: file.to_string(), line }, entry, message: format!("invalid YAML: {e}") }
 }

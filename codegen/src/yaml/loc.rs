@@ -41,10 +41,7 @@ impl<'a> LineIndex<'a> {
             .filter(|(_, l)| l.starts_with("- ") || l.trim_end() == "-")
             .map(|(i, _)| i)
             .collect();
-        LineIndex {
-            lines,
-            entry_starts,
-        }
+        LineIndex { lines, entry_starts }
     }
 
     /// The 0-based line range `[start, end)` of entry `index` (0-based).
@@ -56,11 +53,7 @@ impl<'a> LineIndex<'a> {
         };
         let i = index.min(last);
         let start = self.entry_starts[i];
-        let end = self
-            .entry_starts
-            .get(i + 1)
-            .copied()
-            .unwrap_or(self.lines.len());
+        let end = self.entry_starts.get(i + 1).copied().unwrap_or(self.lines.len());
         (start, end)
     }
 
@@ -79,10 +72,7 @@ impl<'a> LineIndex<'a> {
             let body = line.strip_prefix("- ").unwrap_or(line).trim_start();
             [key.to_string(), format!("\"{key}\""), format!("'{key}'")]
                 .iter()
-                .any(|k| {
-                    body.strip_prefix(k.as_str())
-                        .is_some_and(|r| r.starts_with(':'))
-                })
+                .any(|k| body.strip_prefix(k.as_str()).is_some_and(|r| r.starts_with(':')))
         });
         found.unwrap_or(start) + 1
     }

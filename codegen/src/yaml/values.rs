@@ -29,10 +29,7 @@ pub(crate) fn boolean(key: &str, v: &Value) -> Result<bool, String> {
         Value::Bool(b) => Ok(*b),
         Value::String(s) if s == "True" || s == "true" => Ok(true),
         Value::String(s) if s == "False" || s == "false" => Ok(false),
-        other => Err(format!(
-            "`{key}` must be True or False, found {}",
-            describe(other)
-        )),
+        other => Err(format!("`{key}` must be True or False, found {}", describe(other))),
     }
 }
 
@@ -40,10 +37,7 @@ pub(crate) fn boolean(key: &str, v: &Value) -> Result<bool, String> {
 pub(crate) fn string<'v>(key: &str, v: &'v Value) -> Result<&'v str, String> {
     match v {
         Value::String(s) => Ok(s),
-        other => Err(format!(
-            "`{key}` must be a string, found {}",
-            describe(other)
-        )),
+        other => Err(format!("`{key}` must be a string, found {}", describe(other))),
     }
 }
 
@@ -51,26 +45,15 @@ pub(crate) fn string<'v>(key: &str, v: &'v Value) -> Result<&'v str, String> {
 /// (`tags: core, pointwise` or `tags: [core, pointwise]`).
 pub(crate) fn string_list(key: &str, v: &Value) -> Result<Vec<String>, String> {
     match v {
-        Value::String(s) => Ok(s
-            .split(',')
-            .map(str::trim)
-            .filter(|p| !p.is_empty())
-            .map(str::to_string)
-            .collect()),
+        Value::String(s) => Ok(s.split(',').map(str::trim).filter(|p| !p.is_empty()).map(str::to_string).collect()),
         Value::Sequence(items) => items
             .iter()
             .map(|item| match item {
                 Value::String(s) => Ok(s.clone()),
-                other => Err(format!(
-                    "`{key}` entries must be strings, found {}",
-                    describe(other)
-                )),
+                other => Err(format!("`{key}` entries must be strings, found {}", describe(other))),
             })
             .collect(),
-        other => Err(format!(
-            "`{key}` must be a string or a list of strings, found {}",
-            describe(other)
-        )),
+        other => Err(format!("`{key}` must be a string or a list of strings, found {}", describe(other))),
     }
 }
 
@@ -81,16 +64,10 @@ pub(crate) fn lines(key: &str, v: &Value) -> Result<Vec<String>, String> {
             .iter()
             .map(|item| match item {
                 Value::String(s) => Ok(s.clone()),
-                other => Err(format!(
-                    "`{key}` entries must be strings, found {}",
-                    describe(other)
-                )),
+                other => Err(format!("`{key}` entries must be strings, found {}", describe(other))),
             })
             .collect(),
-        other => Err(format!(
-            "`{key}` must be a list of lines, found {}",
-            describe(other)
-        )),
+        other => Err(format!("`{key}` must be a list of lines, found {}", describe(other))),
     }
 }
 
@@ -105,9 +82,7 @@ pub(crate) fn variants(v: &Value) -> Result<BTreeSet<Variant>, String> {
         .map(|n| match n.as_str() {
             "function" => Ok(Variant::Function),
             "method" => Ok(Variant::Method),
-            other => Err(format!(
-                "unknown variant `{other}` (expected `function` or `method`)"
-            )),
+            other => Err(format!("unknown variant `{other}` (expected `function` or `method`)")),
         })
         .collect()
 }
@@ -117,9 +92,7 @@ pub(crate) fn device_check(v: &Value) -> Result<DeviceCheck, String> {
     match string("device_check", v)? {
         "ExactSame" => Ok(DeviceCheck::ExactSame),
         "NoCheck" => Ok(DeviceCheck::NoCheck),
-        other => Err(format!(
-            "unknown device_check `{other}` (expected `NoCheck` or `ExactSame`)"
-        )),
+        other => Err(format!("unknown device_check `{other}` (expected `NoCheck` or `ExactSame`)")),
     }
 }
 
@@ -141,10 +114,7 @@ pub(crate) fn dispatch(v: &Value) -> (BTreeMap<String, String>, Vec<DispatchProb
     let Value::Mapping(m) = v else {
         problems.push(DispatchProblem {
             raw_key: None,
-            message: format!(
-                "`dispatch` must be a mapping from dispatch keys to kernel names, found {}",
-                describe(v)
-            ),
+            message: format!("`dispatch` must be a mapping from dispatch keys to kernel names, found {}", describe(v)),
         });
         return (map, problems);
     };
@@ -156,28 +126,17 @@ pub(crate) fn dispatch(v: &Value) -> (BTreeMap<String, String>, Vec<DispatchProb
             });
             continue;
         };
-        let mut problem = |message: String| {
-            problems.push(DispatchProblem {
-                raw_key: Some(raw.clone()),
-                message,
-            })
-        };
+        let mut problem = |message: String| problems.push(DispatchProblem { raw_key: Some(raw.clone()), message });
         let kernel = match kernel {
             Value::String(s) if !s.trim().is_empty() => s.clone(),
             other => {
-                problem(format!(
-                    "the kernel for `{raw}` must be a kernel name, found {}",
-                    describe(other)
-                ));
+                problem(format!("the kernel for `{raw}` must be a kernel name, found {}", describe(other)));
                 continue;
             }
         };
         for key in raw.split(',').map(str::trim) {
             if !DISPATCH_KEYS.contains(&key) {
-                problem(format!(
-                    "unknown dispatch key `{key}` (legal keys: {})",
-                    DISPATCH_KEYS.join(", ")
-                ));
+                problem(format!("unknown dispatch key `{key}` (legal keys: {})", DISPATCH_KEYS.join(", ")));
             } else if map.insert(key.to_string(), kernel.clone()).is_some() {
                 problem(format!("dispatch key `{key}` is listed more than once"));
             }

@@ -13,8 +13,7 @@
 //!   iterator.
 
 use crate::generated::decls::{
-    ClampOutCpu, ClampOutMetaFn, GeluOutCpu, GeluOutMetaFn, PowTensorScalarOutCpu,
-    PowTensorScalarOutMetaFn,
+    ClampOutCpu, ClampOutMetaFn, GeluOutCpu, GeluOutMetaFn, PowTensorScalarOutCpu, PowTensorScalarOutMetaFn,
 };
 use crate::math::{self as m, Float};
 use crate::reduce::{max_nan, min_nan};
@@ -22,17 +21,14 @@ use crate::select::promote::{result_type, Arg, FromScalar};
 use crate::{Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::iter::{
-    binary_op_config, cpu_kernel_binary, cpu_kernel_binary_math, cpu_kernel_unary_math,
-    scalar_type_name, to_dtype, unary_op_config, OpMath, StructuredOutputs, TensorIterator,
+    binary_op_config, cpu_kernel_binary, cpu_kernel_binary_math, cpu_kernel_unary_math, scalar_type_name, to_dtype,
+    unary_op_config, OpMath, StructuredOutputs, TensorIterator,
 };
 use oxten_runtime::{match_dtype, DType, Element, Error, Result, Scalar, Tensor};
 
 /// The error PyTorch's dispatch macros raise for a dtype a kernel does not handle.
 fn not_implemented(kernel: &str, dtype: DType) -> Error {
-    Error::dtype(format!(
-        "\"{kernel}\" not implemented for '{}'",
-        scalar_type_name(dtype)
-    ))
+    Error::dtype(format!("\"{kernel}\" not implemented for '{}'", scalar_type_name(dtype)))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -44,9 +40,7 @@ fn gelu_uses_tanh(approximate: &str) -> Result<bool> {
     match approximate {
         "none" => Ok(false),
         "tanh" => Ok(true),
-        _ => Err(Error::value(
-            "approximate argument must be either none or tanh.",
-        )),
+        _ => Err(Error::value("approximate argument must be either none or tanh.")),
     }
 }
 
@@ -54,11 +48,7 @@ fn gelu_uses_tanh(approximate: &str) -> Result<bool> {
 /// floating dtypes only, and the output must have the input's dtype). The `approximate` string
 /// is validated here so that meta tensors reject it too.
 impl GeluOutMetaFn for Meta {
-    fn gelu_out(
-        outs: &mut StructuredOutputs,
-        self_: &Tensor,
-        approximate: &str,
-    ) -> Result<TensorIterator> {
+    fn gelu_out(outs: &mut StructuredOutputs, self_: &Tensor, approximate: &str) -> Result<TensorIterator> {
         gelu_uses_tanh(approximate)?;
         unary_op_config().add_input(self_).build_structured(outs)
     }
@@ -157,9 +147,7 @@ fn clamp_result_type(
     max: Option<Scalar>,
 ) -> Result<DType> {
     if min.is_none() && max.is_none() {
-        return Err(Error::value(
-            "torch.clamp: At least one of 'min' or 'max' must not be None",
-        ));
+        return Err(Error::value("torch.clamp: At least one of 'min' or 'max' must not be None"));
     }
     let self_dtype = self_.dtype();
     // Floating is the highest category, so a floating `self` never promotes.
@@ -221,9 +209,7 @@ impl ClampOutMetaFn for Meta {
 /// must fit the type (infinities do).
 fn clamp_bound<T: FromScalar>(s: Scalar, dtype: DType) -> Result<T> {
     match (s, int_range(dtype)) {
-        (Scalar::Int(v), Some((lowest, highest))) => {
-            T::from_scalar(Scalar::Int(v.clamp(lowest, highest)))
-        }
+        (Scalar::Int(v), Some((lowest, highest))) => T::from_scalar(Scalar::Int(v.clamp(lowest, highest))),
         _ => T::from_scalar(s),
     }
 }
@@ -236,9 +222,7 @@ fn clamp_loop<S: OpMath + FromScalar>(iter: &TensorIterator, lo: Option<S>, hi: 
     let lo = lo.map(S::to_math);
     let hi = hi.map(S::to_math);
     match (lo, hi) {
-        (Some(lo), Some(hi)) => {
-            cpu_kernel_unary_math::<S>(iter, move |x| min_nan(max_nan(x, lo), hi))
-        }
+        (Some(lo), Some(hi)) => cpu_kernel_unary_math::<S>(iter, move |x| min_nan(max_nan(x, lo), hi)),
         (Some(lo), None) => cpu_kernel_unary_math::<S>(iter, move |x| max_nan(x, lo)),
         (None, Some(hi)) => cpu_kernel_unary_math::<S>(iter, move |x| min_nan(x, hi)),
         (None, None) => unreachable!("the meta function requires a bound"),
@@ -246,12 +230,7 @@ fn clamp_loop<S: OpMath + FromScalar>(iter: &TensorIterator, lo: Option<S>, hi: 
 }
 
 impl ClampOutCpu for Cpu {
-    fn clamp_out(
-        iter: &TensorIterator,
-        _self: &Tensor,
-        min: Option<Scalar>,
-        max: Option<Scalar>,
-    ) -> Result<()> {
+    fn clamp_out(iter: &TensorIterator, _self: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {
         let dtype = iter.common_dtype();
         if dtype == DType::Bool {
             let kernel = match (min, max) {
@@ -280,20 +259,11 @@ impl ClampOutCpu for Cpu {
 /// `f16_tensor ** 2.5` stays f16), an `out=` tensor of a wider dtype receives a cast result,
 /// and `int_tensor.pow_(0.5)` is rejected.
 impl PowTensorScalarOutMetaFn for Meta {
-    fn pow_tensor_scalar_out(
-        outs: &mut StructuredOutputs,
-        self_: &Tensor,
-        exponent: Scalar,
-    ) -> Result<TensorIterator> {
+    fn pow_tensor_scalar_out(outs: &mut StructuredOutputs, self_: &Tensor, exponent: Scalar) -> Result<TensorIterator> {
         if self_.dtype().is_integral(true) && exponent.is_integral() && exponent.to_i64() < 0 {
-            return Err(Error::value(
-                "Integers to negative integer powers are not allowed.",
-            ));
+            return Err(Error::value("Integers to negative integer powers are not allowed."));
         }
-        binary_op_config()
-            .add_input(self_)
-            .add_input_scalar(exponent)
-            .build_structured(outs)
+        binary_op_config().add_input(self_).add_input_scalar(exponent).build_structured(outs)
     }
 }
 
@@ -319,10 +289,7 @@ fn powi<T: m::Element>(base: T, exp: u64) -> T {
 /// Integer pow. The exponent must fit the element type (as in PyTorch, where it is converted to
 /// it): `uint8_tensor ** 300` is an error.
 #[inline(never)]
-fn pow_int_loop<T: OpMath<Math = T> + m::Element + FromScalar>(
-    iter: &TensorIterator,
-    exponent: Scalar,
-) -> Result<()> {
+fn pow_int_loop<T: OpMath<Math = T> + m::Element + FromScalar>(iter: &TensorIterator, exponent: Scalar) -> Result<()> {
     T::from_scalar(exponent)?;
     let e = exponent.to_i64().max(0) as u64;
     cpu_kernel_binary_math::<T>(iter, move |x, _| powi(x, e));
@@ -355,11 +322,7 @@ fn pow_float_loop<S: OpMath<Math = T>, T: Float>(iter: &TensorIterator, exponent
 }
 
 impl PowTensorScalarOutCpu for Cpu {
-    fn pow_tensor_scalar_out(
-        iter: &TensorIterator,
-        _self: &Tensor,
-        exponent: Scalar,
-    ) -> Result<()> {
+    fn pow_tensor_scalar_out(iter: &TensorIterator, _self: &Tensor, exponent: Scalar) -> Result<()> {
         let dtype = iter.common_dtype();
         let e = exponent.to_f64();
         // x ** 0 is 1 (even for NaN) and x ** 1 is x, for every dtype.

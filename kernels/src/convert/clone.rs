@@ -23,9 +23,7 @@ impl ContiguousCompositeImplicit for crate::Composite {
             return Ok(self_.clone());
         }
         if memory_format == MemoryFormat::Preserve {
-            return Err(Error::value(
-                "preserve memory format is unsupported by the contiguous operator",
-            ));
+            return Err(Error::value("preserve memory format is unsupported by the contiguous operator"));
         }
         ops::deep_clone::call(self_, Some(memory_format))
     }

@@ -53,14 +53,6 @@ impl ToDtypeCompositeImplicit for crate::Composite {
         if dtype == self_.dtype() && !copy && format_ok {
             return Ok(self_.clone());
         }
-        ops::_to_copy::call(
-            self_,
-            Some(dtype),
-            None,
-            None,
-            None,
-            non_blocking,
-            memory_format,
-        )
+        ops::_to_copy::call(self_, Some(dtype), None, None, None, non_blocking, memory_format)
     }
 }

@@ -36,15 +36,7 @@ impl ArangeCompositeExplicit for crate::Composite {
         device: Option<Device>,
         pin_memory: Option<bool>,
     ) -> Result<Tensor> {
-        arange_functional(
-            Scalar::Int(0),
-            end,
-            Scalar::Int(1),
-            dtype,
-            layout,
-            device,
-            pin_memory,
-        )
+        arange_functional(Scalar::Int(0), end, Scalar::Int(1), dtype, layout, device, pin_memory)
     }
 }
 
@@ -58,15 +50,7 @@ impl ArangeStartCompositeExplicit for crate::Composite {
         device: Option<Device>,
         pin_memory: Option<bool>,
     ) -> Result<Tensor> {
-        arange_functional(
-            start,
-            end,
-            Scalar::Int(1),
-            dtype,
-            layout,
-            device,
-            pin_memory,
-        )
+        arange_functional(start, end, Scalar::Int(1), dtype, layout, device, pin_memory)
     }
 }
 
@@ -109,10 +93,7 @@ fn cpp_double(v: f64) -> String {
 /// and step counts in exact integer arithmetic, since doubles would round large int64 bounds.
 fn plan(start: Scalar, end: Scalar, step: Scalar, dtype: DType) -> Result<(i64, Acc)> {
     if dtype == DType::Bool {
-        return Err(Error::dtype(format!(
-            "\"arange_cpu\" not implemented for '{}'",
-            scalar_type_name(dtype)
-        )));
+        return Err(Error::dtype(format!("\"arange_cpu\" not implemented for '{}'", scalar_type_name(dtype))));
     }
     let (dstart, dend, dstep) = (start.to_f64(), end.to_f64(), step.to_f64());
     // A NaN step is neither positive nor negative, so PyTorch reports it as zero too.
@@ -120,16 +101,10 @@ fn plan(start: Scalar, end: Scalar, step: Scalar, dtype: DType) -> Result<(i64, 
         return Err(Error::value("step must be nonzero"));
     }
     if !dstart.is_finite() || !dend.is_finite() {
-        return Err(Error::value(format!(
-            "unsupported range: {} -> {}",
-            cpp_double(dstart),
-            cpp_double(dend)
-        )));
+        return Err(Error::value(format!("unsupported range: {} -> {}", cpp_double(dstart), cpp_double(dend))));
     }
     if !((dstep > 0.0 && dend >= dstart) || (dstep < 0.0 && dend <= dstart)) {
-        return Err(Error::value(
-            "upper bound and larger bound inconsistent with step sign",
-        ));
+        return Err(Error::value("upper bound and larger bound inconsistent with step sign"));
     }
     let size = match (start, end, step) {
         (Scalar::Int(s), Scalar::Int(e), Scalar::Int(st)) if dtype == DType::I64 => {
@@ -145,10 +120,7 @@ fn plan(start: Scalar, end: Scalar, step: Scalar, dtype: DType) -> Result<(i64, 
     // The values are computed in the accumulate type, converted with PyTorch's checked
     // `Scalar::to` (so e.g. a float step of an integer arange truncates toward zero).
     let acc = if dtype.is_integral(false) {
-        Acc::Int {
-            start: scalar_to::<i64>(start)?,
-            step: scalar_to::<i64>(step)?,
-        }
+        Acc::Int { start: scalar_to::<i64>(start)?, step: scalar_to::<i64>(step)? }
     } else if dtype.is_reduced_float() {
         Acc::Float {
             start: f64::from(scalar_to::<f32>(start)?),
@@ -156,11 +128,7 @@ fn plan(start: Scalar, end: Scalar, step: Scalar, dtype: DType) -> Result<(i64, 
             single: true,
         }
     } else {
-        Acc::Float {
-            start: scalar_to::<f64>(start)?,
-            step: scalar_to::<f64>(step)?,
-            single: false,
-        }
+        Acc::Float { start: scalar_to::<f64>(start)?, step: scalar_to::<f64>(step)?, single: false }
     };
     Ok((size as i64, acc))
 }
@@ -177,26 +145,12 @@ fn resize_for(out: &Tensor, size: i64) -> Result<()> {
 /// Element `i` is `start + i * step` in the accumulate type, then converted to `T`.
 fn values<T: ScalarElem>(n: i64, acc: &Acc) -> Vec<T> {
     match *acc {
-        Acc::Int { start, step } => (0..n)
-            .map(|i| T::cast_i64(start.wrapping_add(step.wrapping_mul(i))))
-            .collect(),
-        Acc::Float {
-            start,
-            step,
-            single: true,
-        } => {
+        Acc::Int { start, step } => (0..n).map(|i| T::cast_i64(start.wrapping_add(step.wrapping_mul(i)))).collect(),
+        Acc::Float { start, step, single: true } => {
             let (start, step) = (start as f32, step as f32);
-            (0..n)
-                .map(|i| T::cast_f64(f64::from(start + step * i as f32)))
-                .collect()
+            (0..n).map(|i| T::cast_f64(f64::from(start + step * i as f32))).collect()
         }
-        Acc::Float {
-            start,
-            step,
-            single: false,
-        } => (0..n)
-            .map(|i| T::cast_f64(start + step * i as f64))
-            .collect(),
+        Acc::Float { start, step, single: false } => (0..n).map(|i| T::cast_f64(start + step * i as f64)).collect(),
     }
 }
 

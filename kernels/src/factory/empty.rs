@@ -9,9 +9,9 @@ use oxten_runtime::{DType, Device, Error, Layout, MemoryFormat, Result, Tensor};
 /// Rejects layouts other than strided (the only kind of tensor oxten has).
 fn check_strided(layout: Option<Layout>) -> Result<()> {
     match layout {
-        Some(l) if l != Layout::Strided => Err(Error::value(format!(
-            "only strided tensors can be created here, got layout {l:?}"
-        ))),
+        Some(l) if l != Layout::Strided => {
+            Err(Error::value(format!("only strided tensors can be created here, got layout {l:?}")))
+        }
         _ => Ok(()),
     }
 }
@@ -20,9 +20,7 @@ fn check_strided(layout: Option<Layout>) -> Result<()> {
 /// none. Meta allocations ignore the flag, as PyTorch's meta `empty` does.
 fn check_not_pinned(pin_memory: Option<bool>) -> Result<()> {
     if pin_memory == Some(true) {
-        return Err(Error::value(
-            "Need to provide pin_memory allocator to use pin memory.",
-        ));
+        return Err(Error::value("Need to provide pin_memory allocator to use pin memory."));
     }
     Ok(())
 }
@@ -30,27 +28,16 @@ fn check_not_pinned(pin_memory: Option<bool>) -> Result<()> {
 /// `empty` on `device` with PyTorch's defaults (default float dtype, row-major) and its errors
 /// for negative sizes, `preserve_format` (there is no input whose format could be preserved)
 /// and channels-last formats on the wrong rank.
-fn empty_on(
-    size: &[i64],
-    dtype: Option<DType>,
-    format: Option<MemoryFormat>,
-    device: Device,
-) -> Result<Tensor> {
+fn empty_on(size: &[i64], dtype: Option<DType>, format: Option<MemoryFormat>, device: Device) -> Result<Tensor> {
     check_sizes_nonnegative(size)?;
     let format = format.unwrap_or(MemoryFormat::Contiguous);
     match format {
-        MemoryFormat::Preserve => {
-            return Err(Error::value("unsupported memory format option Preserve"))
-        }
+        MemoryFormat::Preserve => return Err(Error::value("unsupported memory format option Preserve")),
         MemoryFormat::ChannelsLast if size.len() != 4 => {
-            return Err(Error::value(
-                "required rank 4 tensor to use channels_last format",
-            ))
+            return Err(Error::value("required rank 4 tensor to use channels_last format"))
         }
         MemoryFormat::ChannelsLast3d if size.len() != 5 => {
-            return Err(Error::value(
-                "required rank 5 tensor to use channels_last_3d format",
-            ))
+            return Err(Error::value("required rank 5 tensor to use channels_last_3d format"))
         }
         _ => {}
     }
@@ -58,12 +45,7 @@ fn empty_on(
 }
 
 /// `empty_strided` on `device`: sizes and strides must have one entry per dim.
-fn empty_strided_on(
-    size: &[i64],
-    stride: &[i64],
-    dtype: Option<DType>,
-    device: Device,
-) -> Result<Tensor> {
+fn empty_strided_on(size: &[i64], stride: &[i64], dtype: Option<DType>, device: Device) -> Result<Tensor> {
     check_sizes_nonnegative(size)?;
     if size.len() != stride.len() {
         return Err(Error::shape(format!(

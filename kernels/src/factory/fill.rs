@@ -3,13 +3,11 @@
 
 use super::{scalar_to, ScalarElem};
 use crate::generated::decls::{
-    FillInplaceCpu, FillInplaceMeta, FullCompositeExplicit, OnesCompositeExplicit,
-    ZeroInplaceCompositeExplicit, ZerosCompositeExplicit,
+    FillInplaceCpu, FillInplaceMeta, FullCompositeExplicit, OnesCompositeExplicit, ZeroInplaceCompositeExplicit,
+    ZerosCompositeExplicit,
 };
 use oxten_runtime::dtype::DEFAULT_FLOAT;
-use oxten_runtime::iter::{
-    cpu_kernel_nullary, has_internal_overlap, MemOverlap, TensorIteratorConfig, GRAIN_SIZE,
-};
+use oxten_runtime::iter::{cpu_kernel_nullary, has_internal_overlap, MemOverlap, TensorIteratorConfig, GRAIN_SIZE};
 use oxten_runtime::{match_dtype, ops, DType, Device, Layout, Result, Scalar, Tensor};
 
 impl FillInplaceCpu for crate::Cpu {
@@ -60,12 +58,8 @@ fn without_broadcast_dims(t: &Tensor) -> Result<Tensor> {
     if !l.strides.contains(&0) {
         return Ok(t.clone());
     }
-    let sizes: Vec<i64> = l
-        .sizes
-        .iter()
-        .zip(l.strides.iter())
-        .map(|(&n, &s)| if s == 0 { n.min(1) } else { n })
-        .collect();
+    let sizes: Vec<i64> =
+        l.sizes.iter().zip(l.strides.iter()).map(|(&n, &s)| if s == 0 { n.min(1) } else { n }).collect();
     t.alias_with_layout(&sizes, &l.strides, l.offset)
 }
 

@@ -3,8 +3,7 @@
 
 use super::infer_dense_strides;
 use crate::generated::decls::{
-    EmptyLikeCompositeExplicit, FullLikeCompositeExplicit, OnesLikeCompositeExplicit,
-    ZerosLikeCompositeExplicit,
+    EmptyLikeCompositeExplicit, FullLikeCompositeExplicit, OnesLikeCompositeExplicit, ZerosLikeCompositeExplicit,
 };
 use oxten_runtime::{ops, DType, Device, Layout, MemoryFormat, Result, Scalar, Tensor};
 
@@ -28,23 +27,9 @@ pub(crate) fn empty_preserving(
             } else {
                 infer_dense_strides(&l.sizes, &l.strides)
             };
-            ops::empty_strided::call(
-                &l.sizes,
-                &strides,
-                Some(dtype),
-                layout,
-                Some(device),
-                pin_memory,
-            )
+            ops::empty_strided::call(&l.sizes, &strides, Some(dtype), layout, Some(device), pin_memory)
         }
-        format => ops::empty::call(
-            &l.sizes,
-            Some(dtype),
-            layout,
-            Some(device),
-            pin_memory,
-            Some(format),
-        ),
+        format => ops::empty::call(&l.sizes, Some(dtype), layout, Some(device), pin_memory, Some(format)),
     }
 }
 

@@ -125,12 +125,7 @@ impl ScalarElem for bool {
 
 /// `value.to<T>()`: the scalar as a `T`, or PyTorch's overflow error when it does not fit.
 pub(crate) fn scalar_to<T: ScalarElem>(value: Scalar) -> Result<T> {
-    let overflow = || {
-        Error::value(format!(
-            "value cannot be converted to type {} without overflow",
-            T::CPP_NAME
-        ))
-    };
+    let overflow = || Error::value(format!("value cannot be converted to type {} without overflow", T::CPP_NAME));
     match value {
         Scalar::Bool(b) => Ok(T::cast_i64(b as i64)),
         Scalar::Int(i) if T::int_overflows(i) => Err(overflow()),
@@ -202,10 +197,7 @@ mod tests {
         // Expanded dims (stride 0) stay in row-major order.
         assert_eq!(infer_dense_strides(&[2, 3], &[0, 1]), vec![3, 1]);
         // A channels-last tensor sliced in W keeps channels innermost.
-        assert_eq!(
-            infer_dense_strides(&[2, 3, 4, 2], &[60, 1, 15, 6]),
-            vec![24, 1, 6, 3]
-        );
+        assert_eq!(infer_dense_strides(&[2, 3, 4, 2], &[60, 1, 15, 6]), vec![24, 1, 6, 3]);
         assert_eq!(infer_dense_strides(&[], &[]), Vec::<i64>::new());
     }
 
@@ -220,9 +212,7 @@ mod tests {
             "value cannot be converted to type int8_t without overflow"
         );
         assert!(scalar_to::<f16>(Scalar::Float(1e6)).is_err());
-        assert!(scalar_to::<f16>(Scalar::Float(f64::INFINITY))
-            .unwrap()
-            .is_infinite());
+        assert!(scalar_to::<f16>(Scalar::Float(f64::INFINITY)).unwrap().is_infinite());
         assert!(scalar_to::<bool>(Scalar::Int(2)).unwrap());
         assert!(scalar_to::<i64>(Scalar::Float(f64::NAN)).is_err());
         assert_eq!(scalar_to::<i64>(Scalar::Int(i64::MAX)).unwrap(), i64::MAX);

@@ -8,16 +8,14 @@
 //! and dtypes (including `max.dim`'s pair of outputs) without any kernel running.
 
 use crate::generated::decls::{
-    AmaxOutCpu, AmaxOutMetaFn, AminOutCpu, AminOutMetaFn, ArgmaxOutCpu, ArgmaxOutMetaFn,
-    MaxDimMaxMetaFn, MaxDimMaxPrecomputed, MaxOutCpu, MeanOutCpu, MeanOutMetaFn,
-    SumCompositeExplicit, SumIntlistOutMetaFn, SumOutCpu,
+    AmaxOutCpu, AmaxOutMetaFn, AminOutCpu, AminOutMetaFn, ArgmaxOutCpu, ArgmaxOutMetaFn, MaxDimMaxMetaFn,
+    MaxDimMaxPrecomputed, MaxOutCpu, MeanOutCpu, MeanOutMetaFn, SumCompositeExplicit, SumIntlistOutMetaFn, SumOutCpu,
 };
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::iter::{
-    copy_, cpu_kernel_unary, make_reduction, reduce_kernel, reduce_with_index_kernel,
-    reduction_output_shape, scalar_type_name, sum_kernel, to_dtype, OpMath, StructuredOutputs,
-    TensorIterator, TensorIteratorConfig,
+    copy_, cpu_kernel_unary, make_reduction, reduce_kernel, reduce_with_index_kernel, reduction_output_shape,
+    scalar_type_name, sum_kernel, to_dtype, OpMath, StructuredOutputs, TensorIterator, TensorIteratorConfig,
 };
 use oxten_runtime::{match_dtype, wrap_dim, DType, Device, Error, MemoryFormat, Result, Tensor};
 
@@ -80,16 +78,12 @@ fn check_nonempty_dims(op: &str, self_: &Tensor, dims: &[i64]) -> Result<()> {
 fn check_nonempty_dim(op: &str, self_: &Tensor, d: i64) -> Result<()> {
     if self_.dim() == 0 {
         if d != 0 && d != -1 {
-            return Err(Error::index(format!(
-                "{op}(): Expected reduction dim -1 or 0 for scalar but got {d}"
-            )));
+            return Err(Error::index(format!("{op}(): Expected reduction dim -1 or 0 for scalar but got {d}")));
         }
         return Ok(());
     }
     if self_.size(d)? == 0 {
-        return Err(Error::index(format!(
-            "{op}(): Expected reduction dim {d} to have non-zero size."
-        )));
+        return Err(Error::index(format!("{op}(): Expected reduction dim {d} to have non-zero size.")));
     }
     Ok(())
 }
@@ -131,13 +125,7 @@ fn sum_into(self_: &Tensor, dim: Option<&[i64]>, keepdim: bool, out: &Tensor) ->
 }
 
 impl SumOutCpu for Cpu {
-    fn sum_out(
-        self_: &Tensor,
-        dim: Option<&[i64]>,
-        keepdim: bool,
-        _dtype: Option<DType>,
-        out: &Tensor,
-    ) -> Result<()> {
+    fn sum_out(self_: &Tensor, dim: Option<&[i64]>, keepdim: bool, _dtype: Option<DType>, out: &Tensor) -> Result<()> {
         sum_into(self_, dim, keepdim, out)
     }
 }
@@ -176,20 +164,12 @@ impl MeanOutMetaFn for Meta {
 /// Number of elements each output element of a reduction over `dims` folds.
 fn reduced_count(sizes: &[i64], dims: Option<&[i64]>) -> Result<i64> {
     let (_, mask) = reduction_output_shape(sizes, dims, false)?;
-    Ok(sizes
-        .iter()
-        .zip(&mask)
-        .filter(|(_, &m)| m)
-        .map(|(&s, _)| s)
-        .product())
+    Ok(sizes.iter().zip(&mask).filter(|(_, &m)| m).map(|(&s, _)| s).product())
 }
 
 /// `out /= n` in place (f32 or f64 `out`).
 fn divide_in_place(out: &Tensor, n: i64) -> Result<()> {
-    let iter = TensorIteratorConfig::new()
-        .add_output(out)
-        .add_input(out)
-        .build()?;
+    let iter = TensorIteratorConfig::new().add_output(out).add_input(out).build()?;
     match out.dtype() {
         DType::F32 => {
             let n = n as f32;
@@ -207,13 +187,7 @@ fn divide_in_place(out: &Tensor, n: i64) -> Result<()> {
 /// Mean as PyTorch's CPU computes it: the sum (accumulated in f32 for f16/bf16 and rounded only
 /// at the end), divided by the number of reduced elements. An empty reduction is 0/0 = NaN.
 impl MeanOutCpu for Cpu {
-    fn mean_out(
-        self_: &Tensor,
-        dim: Option<&[i64]>,
-        keepdim: bool,
-        _dtype: Option<DType>,
-        out: &Tensor,
-    ) -> Result<()> {
+    fn mean_out(self_: &Tensor, dim: Option<&[i64]>, keepdim: bool, _dtype: Option<DType>, out: &Tensor) -> Result<()> {
         let out_dtype = out.dtype();
         if !out_dtype.is_floating_point() {
             // The division of the sum would have to produce a float in an integral tensor.
@@ -224,12 +198,7 @@ impl MeanOutCpu for Cpu {
         }
         let n = reduced_count(&self_.sizes(), dim)?;
         if out_dtype.is_reduced_float() {
-            let acc = Tensor::empty(
-                &out.sizes(),
-                DType::F32,
-                Device::Cpu,
-                MemoryFormat::Contiguous,
-            )?;
+            let acc = Tensor::empty(&out.sizes(), DType::F32, Device::Cpu, MemoryFormat::Contiguous)?;
             sum_into(self_, dim, keepdim, &acc)?;
             divide_in_place(&acc, n)?;
             copy_(out, &acc)
@@ -307,13 +276,7 @@ pub(crate) fn min_nan<M: PartialOrd + Copy>(a: M, b: M) -> M {
 
 /// Meta function shared by `amax` and `amin`: an `out=` tensor must have the input's dtype, an
 /// empty input may only be reduced over non-empty dims, and `dim=[]` reduces every dim.
-fn amax_amin_meta(
-    op: &str,
-    outs: &mut StructuredOutputs,
-    self_: &Tensor,
-    dim: &[i64],
-    keepdim: bool,
-) -> Result<()> {
+fn amax_amin_meta(op: &str, outs: &mut StructuredOutputs, self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<()> {
     if let Some(out) = outs.maybe_get_output(0) {
         if out.dtype() != self_.dtype() {
             return Err(Error::dtype(format!(
@@ -328,13 +291,7 @@ fn amax_amin_meta(
 }
 
 /// Runs `amax` (`is_max`) or `amin` of `self_` into `out` with NaN propagation.
-fn amax_amin_into(
-    self_: &Tensor,
-    dim: &[i64],
-    keepdim: bool,
-    out: &Tensor,
-    is_max: bool,
-) -> Result<()> {
+fn amax_amin_into(self_: &Tensor, dim: &[i64], keepdim: bool, out: &Tensor, is_max: bool) -> Result<()> {
     let iter = make_reduction(out, self_, Some(dim), keepdim)?;
     if iter.numel() == 0 {
         return Ok(());
@@ -354,12 +311,7 @@ fn amax_amin_loop<T: Extremes>(iter: &TensorIterator, is_max: bool) {
 }
 
 impl AmaxOutMetaFn for Meta {
-    fn amax_out(
-        outs: &mut StructuredOutputs,
-        self_: &Tensor,
-        dim: &[i64],
-        keepdim: bool,
-    ) -> Result<()> {
+    fn amax_out(outs: &mut StructuredOutputs, self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<()> {
         amax_amin_meta("amax", outs, self_, dim, keepdim)
     }
 }
@@ -371,12 +323,7 @@ impl AmaxOutCpu for Cpu {
 }
 
 impl AminOutMetaFn for Meta {
-    fn amin_out(
-        outs: &mut StructuredOutputs,
-        self_: &Tensor,
-        dim: &[i64],
-        keepdim: bool,
-    ) -> Result<()> {
+    fn amin_out(outs: &mut StructuredOutputs, self_: &Tensor, dim: &[i64], keepdim: bool) -> Result<()> {
         amax_amin_meta("amin", outs, self_, dim, keepdim)
     }
 }
@@ -412,13 +359,7 @@ impl MaxDimMaxMetaFn for Meta {
 /// Values and first indices of the maximum along `dim`; NaN counts as the maximum (the first
 /// NaN wins).
 impl MaxOutCpu for Cpu {
-    fn max_out(
-        self_: &Tensor,
-        dim: i64,
-        keepdim: bool,
-        max: &Tensor,
-        max_values: &Tensor,
-    ) -> Result<()> {
+    fn max_out(self_: &Tensor, dim: i64, keepdim: bool, max: &Tensor, max_values: &Tensor) -> Result<()> {
         // In the schema `max` is the values output and `max_values` the indices output.
         match_dtype!(self_.dtype(), T => reduce_with_index_kernel::<T>(
             "max",
@@ -440,33 +381,19 @@ impl MaxOutCpu for Cpu {
 /// not be empty and the result indexes the flattened input (shape `[]`, or all ones with
 /// `keepdim`). Indices are i64.
 impl ArgmaxOutMetaFn for Meta {
-    fn argmax_out(
-        outs: &mut StructuredOutputs,
-        self_: &Tensor,
-        dim: Option<i64>,
-        keepdim: bool,
-    ) -> Result<()> {
+    fn argmax_out(outs: &mut StructuredOutputs, self_: &Tensor, dim: Option<i64>, keepdim: bool) -> Result<()> {
         match dim {
             Some(d) => {
                 let wrapped = wrap_dim(d, self_.dim())? as i64;
                 check_nonempty_dim("argmax", self_, wrapped)?;
             }
             None if self_.numel() == 0 => {
-                return Err(Error::index(
-                    "argmax(): Expected reduction dim to be specified for input.numel() == 0.",
-                ));
+                return Err(Error::index("argmax(): Expected reduction dim to be specified for input.numel() == 0."));
             }
             None => {}
         }
         let dims = dim.map(|d| [d]);
-        set_reduction_output(
-            outs,
-            0,
-            self_,
-            dims.as_ref().map(|d| &d[..]),
-            keepdim,
-            DType::I64,
-        )
+        set_reduction_output(outs, 0, self_, dims.as_ref().map(|d| &d[..]), keepdim, DType::I64)
     }
 }
 

@@ -9,13 +9,12 @@
 pub(crate) mod promote;
 
 use crate::generated::decls::{
-    LogicalNotCompositeExplicit, LogicalNotOutCpu, LogicalNotOutMeta, WhereSelfCpu, WhereSelfMeta,
-    WhereSelfOutCpu, WhereSelfOutMeta,
+    LogicalNotCompositeExplicit, LogicalNotOutCpu, LogicalNotOutMeta, WhereSelfCpu, WhereSelfMeta, WhereSelfOutCpu,
+    WhereSelfOutMeta,
 };
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::iter::{
-    copy_, cpu_kernel_ternary, cpu_kernel_unary, scalar_type_name, to_dtype, TensorIterator,
-    TensorIteratorConfig,
+    copy_, cpu_kernel_ternary, cpu_kernel_unary, scalar_type_name, to_dtype, TensorIterator, TensorIteratorConfig,
 };
 use oxten_runtime::{match_dtype, DType, Device, Element, Error, MemoryFormat, Result, Tensor};
 use promote::{result_type, Arg};
@@ -27,11 +26,7 @@ use promote::{result_type, Arg};
 /// The device a functional `where` allocates its result on: the first operand that is not on
 /// the CPU (0-dim CPU tensors may accompany tensors of another device), else the CPU.
 fn where_device(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Device {
-    [self_, other, condition]
-        .iter()
-        .map(|t| t.device())
-        .find(|&d| d != Device::Cpu)
-        .unwrap_or(Device::Cpu)
+    [self_, other, condition].iter().map(|t| t.device()).find(|&d| d != Device::Cpu).unwrap_or(Device::Cpu)
 }
 
 /// A 0-dim CPU tensor used next to tensors on `device` stands for a scalar: PyTorch moves it to
@@ -60,11 +55,7 @@ fn where_into(condition: &Tensor, self_: &Tensor, other: &Tensor, out: &Tensor) 
     let b = to_device_if_cpu_scalar(to_dtype(other, rt)?, device)?;
     // uint8 masks are still accepted by PyTorch (deprecated, with a warning): they are read as
     // `mask != 0`.
-    let c = if condition.dtype() == DType::U8 {
-        to_dtype(condition, DType::Bool)?
-    } else {
-        condition.clone()
-    };
+    let c = if condition.dtype() == DType::U8 { to_dtype(condition, DType::Bool)? } else { condition.clone() };
     if c.dtype() != DType::Bool {
         return Err(Error::dtype(format!(
             "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
@@ -90,12 +81,7 @@ fn where_into(condition: &Tensor, self_: &Tensor, other: &Tensor, out: &Tensor) 
 /// [`where_into`] (which gives it the broadcast shape).
 fn where_functional(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let rt = result_type(&[Arg::Tensor(self_), Arg::Tensor(other)]);
-    let out = Tensor::empty(
-        &[0],
-        rt,
-        where_device(condition, self_, other),
-        MemoryFormat::Contiguous,
-    )?;
+    let out = Tensor::empty(&[0], rt, where_device(condition, self_, other), MemoryFormat::Contiguous)?;
     where_into(condition, self_, other, &out)?;
     Ok(out)
 }
@@ -113,24 +99,14 @@ impl WhereSelfMeta for Meta {
 }
 
 impl WhereSelfOutCpu for Cpu {
-    fn where_self_out(
-        condition: &Tensor,
-        self_: &Tensor,
-        other: &Tensor,
-        out: &Tensor,
-    ) -> Result<Tensor> {
+    fn where_self_out(condition: &Tensor, self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
         where_into(condition, self_, other, out)?;
         Ok(out.clone())
     }
 }
 
 impl WhereSelfOutMeta for Meta {
-    fn where_self_out(
-        condition: &Tensor,
-        self_: &Tensor,
-        other: &Tensor,
-        out: &Tensor,
-    ) -> Result<Tensor> {
+    fn where_self_out(condition: &Tensor, self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
         where_into(condition, self_, other, out)?;
         Ok(out.clone())
     }
@@ -144,14 +120,7 @@ impl WhereSelfOutMeta for Meta {
 /// backend only has to provide `logical_not.out`).
 impl LogicalNotCompositeExplicit for Composite {
     fn logical_not(self_: &Tensor) -> Result<Tensor> {
-        let out = oxten_runtime::ops::empty::call(
-            &[0],
-            Some(DType::Bool),
-            None,
-            Some(self_.device()),
-            None,
-            None,
-        )?;
+        let out = oxten_runtime::ops::empty::call(&[0], Some(DType::Bool), None, Some(self_.device()), None, None)?;
         oxten_runtime::ops::logical_not_out::call(self_, &out)
     }
 }
@@ -160,28 +129,15 @@ impl LogicalNotCompositeExplicit for Composite {
 /// to `out`'s dtype: a bool `out` is written directly; any other dtype receives the 0/1 values
 /// through a bool temporary, which keeps the loop to one instantiation per input dtype.
 fn logical_not_into(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let iter = TensorIteratorConfig::new()
-        .check_all_same_dtype(false)
-        .add_output(out)
-        .add_input(self_)
-        .build()?;
+    let iter = TensorIteratorConfig::new().check_all_same_dtype(false).add_output(out).add_input(self_).build()?;
     if iter.is_meta() {
         return Ok(out.clone());
     }
     if out.dtype() == DType::Bool {
         logical_not_loop(&iter, self_.dtype());
     } else {
-        let tmp = Tensor::empty(
-            &out.sizes(),
-            DType::Bool,
-            Device::Cpu,
-            MemoryFormat::Contiguous,
-        )?;
-        let iter = TensorIteratorConfig::new()
-            .check_all_same_dtype(false)
-            .add_output(&tmp)
-            .add_input(self_)
-            .build()?;
+        let tmp = Tensor::empty(&out.sizes(), DType::Bool, Device::Cpu, MemoryFormat::Contiguous)?;
+        let iter = TensorIteratorConfig::new().check_all_same_dtype(false).add_output(&tmp).add_input(self_).build()?;
         logical_not_loop(&iter, self_.dtype());
         copy_(out, &tmp)?;
     }

@@ -54,11 +54,7 @@ pub(crate) fn result_type(args: &[Arg<'_>]) -> DType {
             Arg::Tensor(t) if t.dim() > 0 => dim = Some(promote_opt(dim, t.dtype())),
             Arg::Tensor(t) => zero = Some(promote_opt(zero, t.dtype())),
             Arg::Scalar(s) => {
-                let d = if s.is_floating_point() {
-                    DEFAULT_FLOAT
-                } else {
-                    s.dtype()
-                };
+                let d = if s.is_floating_point() { DEFAULT_FLOAT } else { s.dtype() };
                 wrapped = Some(promote_opt(wrapped, d));
             }
         }
@@ -78,9 +74,7 @@ pub(crate) trait FromScalar: Sized + Copy {
 }
 
 fn overflow_error(cpp_name: &str) -> Error {
-    Error::value(format!(
-        "value cannot be converted to type {cpp_name} without overflow"
-    ))
+    Error::value(format!("value cannot be converted to type {cpp_name} without overflow"))
 }
 
 macro_rules! from_scalar_int {
@@ -160,38 +154,20 @@ mod tests {
     fn tiers_follow_pytorch() {
         // torch.result_type(torch.ones(2, dtype=torch.int32), 2.5) -> float32
         let i32v = t(DType::I32, &[2]);
-        assert_eq!(
-            result_type(&[Arg::Tensor(&i32v), Arg::Scalar(Scalar::Float(2.5))]),
-            DType::F32
-        );
+        assert_eq!(result_type(&[Arg::Tensor(&i32v), Arg::Scalar(Scalar::Float(2.5))]), DType::F32);
         // f16 tensor with a float scalar stays f16.
         let h = t(DType::F16, &[2]);
-        assert_eq!(
-            result_type(&[Arg::Tensor(&h), Arg::Scalar(Scalar::Float(2.5))]),
-            DType::F16
-        );
+        assert_eq!(result_type(&[Arg::Tensor(&h), Arg::Scalar(Scalar::Float(2.5))]), DType::F16);
         // i32 tensor with an int scalar stays i32; bool tensor with an int scalar is i64.
-        assert_eq!(
-            result_type(&[Arg::Tensor(&i32v), Arg::Scalar(Scalar::Int(7))]),
-            DType::I32
-        );
+        assert_eq!(result_type(&[Arg::Tensor(&i32v), Arg::Scalar(Scalar::Int(7))]), DType::I32);
         let b = t(DType::Bool, &[2]);
-        assert_eq!(
-            result_type(&[Arg::Tensor(&b), Arg::Scalar(Scalar::Int(7))]),
-            DType::I64
-        );
+        assert_eq!(result_type(&[Arg::Tensor(&b), Arg::Scalar(Scalar::Int(7))]), DType::I64);
         // A 0-dim f64 tensor beneath an i32 tensor: higher category, so promoted to f64.
         let z = t(DType::F64, &[]);
-        assert_eq!(
-            result_type(&[Arg::Tensor(&i32v), Arg::Tensor(&z)]),
-            DType::F64
-        );
+        assert_eq!(result_type(&[Arg::Tensor(&i32v), Arg::Tensor(&z)]), DType::F64);
         // Two 0-dim tensors promote normally.
         let zi = t(DType::I64, &[]);
-        assert_eq!(
-            result_type(&[Arg::Tensor(&zi), Arg::Tensor(&z)]),
-            DType::F64
-        );
+        assert_eq!(result_type(&[Arg::Tensor(&zi), Arg::Tensor(&z)]), DType::F64);
     }
 
     #[test]
@@ -199,21 +175,13 @@ mod tests {
         // torch: `torch.tensor([1], dtype=torch.uint8) ** 300` raises
         // "value cannot be converted to type uint8_t without overflow".
         let e = u8::from_scalar(Scalar::Int(300)).unwrap_err();
-        assert_eq!(
-            e.message,
-            "value cannot be converted to type uint8_t without overflow"
-        );
+        assert_eq!(e.message, "value cannot be converted to type uint8_t without overflow");
         assert_eq!(u8::from_scalar(Scalar::Int(-1)).unwrap(), 255);
         assert!(i8::from_scalar(Scalar::Int(200)).is_err());
         assert_eq!(i32::from_scalar(Scalar::Int(-7)).unwrap(), -7);
-        assert_eq!(
-            f16::from_scalar(Scalar::Float(0.5)).unwrap(),
-            f16::from_f32(0.5)
-        );
+        assert_eq!(f16::from_scalar(Scalar::Float(0.5)).unwrap(), f16::from_f32(0.5));
         assert!(f16::from_scalar(Scalar::Int(70000)).is_err());
-        assert!(f16::from_scalar(Scalar::Float(f64::INFINITY))
-            .unwrap()
-            .is_infinite());
+        assert!(f16::from_scalar(Scalar::Float(f64::INFINITY)).unwrap().is_infinite());
         assert!(f32::from_scalar(Scalar::Float(1e39)).is_err());
         assert!(bool::from_scalar(Scalar::Int(2)).unwrap());
         assert_eq!(f32::from_scalar(Scalar::Bool(true)).unwrap(), 1.0);

@@ -27,12 +27,7 @@ use oxten_runtime::{DType, Device, Error, Result, Tensor};
 /// Aliases `self_`'s storage with a new geometry after the checks PyTorch's `as_strided`
 /// performs (`setStrided` and `checkInBoundsForStorage`), so that a bad geometry is reported
 /// with PyTorch's wording instead of failing later inside the runtime.
-pub(crate) fn strided_view(
-    self_: &Tensor,
-    sizes: &[i64],
-    strides: &[i64],
-    offset: i64,
-) -> Result<Tensor> {
+pub(crate) fn strided_view(self_: &Tensor, sizes: &[i64], strides: &[i64], offset: i64) -> Result<Tensor> {
     if sizes.len() != strides.len() {
         return Err(Error::shape("mismatch in length of strides and shape"));
     }
@@ -43,9 +38,7 @@ pub(crate) fn strided_view(
         )));
     }
     if offset < 0 {
-        return Err(Error::value(format!(
-            "Tensor: invalid storage offset {offset}"
-        )));
+        return Err(Error::value(format!("Tensor: invalid storage offset {offset}")));
     }
     let itemsize = self_.dtype().size() as i64;
     let needed = storage_nbytes(sizes, strides, itemsize);
@@ -77,9 +70,7 @@ fn storage_nbytes(sizes: &[i64], strides: &[i64], itemsize: i64) -> i64 {
 /// PyTorch's `check_size_nonnegative`, shared with the factories.
 pub(crate) fn check_sizes_nonnegative(sizes: &[i64]) -> Result<()> {
     if let Some(s) = sizes.iter().find(|&&s| s < 0) {
-        return Err(Error::value(format!(
-            "Trying to create tensor with negative dimension {s}: {sizes:?}"
-        )));
+        return Err(Error::value(format!("Trying to create tensor with negative dimension {s}: {sizes:?}")));
     }
     Ok(())
 }
@@ -118,9 +109,7 @@ pub(crate) fn infer_size(shape: &[i64], numel: i64) -> Result<Vec<i64>> {
     }
     let fits = numel == known || (infer_dim.is_some() && known > 0 && numel % known == 0);
     if !fits {
-        return Err(Error::shape(format!(
-            "shape '{shape:?}' is invalid for input of size {numel}"
-        )));
+        return Err(Error::shape(format!("shape '{shape:?}' is invalid for input of size {numel}")));
     }
     if let Some(d) = infer_dim {
         // With a zero among the given sizes the -1 could be anything; NumPy refuses too.
@@ -143,11 +132,7 @@ pub(crate) fn infer_size(shape: &[i64], numel: i64) -> Result<Vec<i64>> {
 /// right (size-1 dims never break a chunk). A view is possible exactly when the new dims can be
 /// cut into consecutive groups whose element counts equal the chunks' counts; each new dim then
 /// gets the stride "elements to its right within the chunk × the chunk's innermost stride".
-pub(crate) fn compute_stride(
-    old_sizes: &[i64],
-    old_strides: &[i64],
-    new_sizes: &[i64],
-) -> Option<Vec<i64>> {
+pub(crate) fn compute_stride(old_sizes: &[i64], old_strides: &[i64], new_sizes: &[i64]) -> Option<Vec<i64>> {
     if old_sizes.is_empty() {
         // A 0-dim tensor has one element: any all-ones shape views it with unit strides.
         return Some(vec![1; new_sizes.len()]);
@@ -174,8 +159,8 @@ pub(crate) fn compute_stride(
     let mut view_numel: i64 = 1;
     for old_d in (0..old_sizes.len()).rev() {
         chunk_numel *= old_sizes[old_d];
-        let chunk_ends = old_d == 0
-            || (old_sizes[old_d - 1] != 1 && old_strides[old_d - 1] != chunk_numel * chunk_stride);
+        let chunk_ends =
+            old_d == 0 || (old_sizes[old_d - 1] != 1 && old_strides[old_d - 1] != chunk_numel * chunk_stride);
         if !chunk_ends {
             continue;
         }
@@ -208,15 +193,9 @@ mod tests {
     #[test]
     fn compute_stride_contiguous_and_split() {
         // contiguous [2, 3, 4] -> [6, 4]
-        assert_eq!(
-            compute_stride(&[2, 3, 4], &[12, 4, 1], &[6, 4]),
-            Some(vec![4, 1])
-        );
+        assert_eq!(compute_stride(&[2, 3, 4], &[12, 4, 1], &[6, 4]), Some(vec![4, 1]));
         // [4, 6] viewed as [2, 2, 3, 2]
-        assert_eq!(
-            compute_stride(&[4, 6], &[6, 1], &[2, 2, 3, 2]),
-            Some(vec![12, 6, 2, 1])
-        );
+        assert_eq!(compute_stride(&[4, 6], &[6, 1], &[2, 2, 3, 2]), Some(vec![12, 6, 2, 1]));
     }
 
     #[test]
@@ -224,20 +203,14 @@ mod tests {
         // [3, 2] transposed from [2, 3] (strides [1, 3]): flattening is impossible …
         assert_eq!(compute_stride(&[3, 2], &[1, 3], &[6]), None);
         // … but inserting a size-1 dim is fine (its stride is whatever the walk gives it).
-        assert_eq!(
-            compute_stride(&[3, 2], &[1, 3], &[3, 1, 2]),
-            Some(vec![1, 6, 3])
-        );
+        assert_eq!(compute_stride(&[3, 2], &[1, 3], &[3, 1, 2]), Some(vec![1, 6, 3]));
     }
 
     #[test]
     fn compute_stride_chunks() {
         // [2, 3, 4] sliced in the last dim to [2, 3, 2] (strides [12, 4, 1]): chunks are
         // {dim 0, dim 1} (12 = 3*4) and {dim 2}: merging 0 and 1 works, merging 1 and 2 does not.
-        assert_eq!(
-            compute_stride(&[2, 3, 2], &[12, 4, 1], &[6, 2]),
-            Some(vec![4, 1])
-        );
+        assert_eq!(compute_stride(&[2, 3, 2], &[12, 4, 1], &[6, 2]), Some(vec![4, 1]));
         assert_eq!(compute_stride(&[2, 3, 2], &[12, 4, 1], &[2, 6]), None);
     }
 
@@ -251,22 +224,10 @@ mod tests {
     #[test]
     fn infer_size_rules() {
         assert_eq!(infer_size(&[-1, 3], 6).unwrap(), vec![2, 3]);
-        assert_eq!(
-            infer_size(&[2, 5], 6).unwrap_err().message,
-            "shape '[2, 5]' is invalid for input of size 6"
-        );
-        assert_eq!(
-            infer_size(&[-1, -1], 6).unwrap_err().message,
-            "only one dimension can be inferred"
-        );
-        assert_eq!(
-            infer_size(&[-2, 3], 6).unwrap_err().message,
-            "invalid shape dimension -2"
-        );
-        assert!(infer_size(&[-1, 0], 0)
-            .unwrap_err()
-            .message
-            .contains("ambiguous"));
+        assert_eq!(infer_size(&[2, 5], 6).unwrap_err().message, "shape '[2, 5]' is invalid for input of size 6");
+        assert_eq!(infer_size(&[-1, -1], 6).unwrap_err().message, "only one dimension can be inferred");
+        assert_eq!(infer_size(&[-2, 3], 6).unwrap_err().message, "invalid shape dimension -2");
+        assert!(infer_size(&[-1, 0], 0).unwrap_err().message.contains("ambiguous"));
         assert_eq!(infer_size(&[0, 4], 0).unwrap(), vec![0, 4]);
     }
 }

@@ -1,9 +1,7 @@
 //! Dim reorderings: `permute`, `transpose`, `t`.
 
 use super::strided_view;
-use crate::generated::decls::{
-    PermuteCompositeExplicit, TCompositeExplicit, TransposeCompositeExplicit,
-};
+use crate::generated::decls::{PermuteCompositeExplicit, TCompositeExplicit, TransposeCompositeExplicit};
 use oxten_runtime::{ops, wrap_dim, Error, Result, Tensor};
 
 impl PermuteCompositeExplicit for crate::Composite {
@@ -60,9 +58,7 @@ impl TCompositeExplicit for crate::Composite {
     fn t(self_: &Tensor) -> Result<Tensor> {
         let ndim = self_.dim();
         if ndim > 2 {
-            return Err(Error::shape(format!(
-                "t() expects a tensor with <= 2 dimensions, but self is {ndim}D"
-            )));
+            return Err(Error::shape(format!("t() expects a tensor with <= 2 dimensions, but self is {ndim}D")));
         }
         ops::transpose::call(self_, 0, if ndim < 2 { 0 } else { 1 })
     }

@@ -1,22 +1,14 @@
 //! Sub-ranges along one dim: `slice.Tensor`, `select.int`, `narrow`.
 
 use super::strided_view;
-use crate::generated::decls::{
-    NarrowCompositeImplicit, SelectCompositeExplicit, SliceCompositeExplicit,
-};
+use crate::generated::decls::{NarrowCompositeImplicit, SelectCompositeExplicit, SliceCompositeExplicit};
 use oxten_runtime::{ops, wrap_dim, Error, Result, Tensor};
 
 impl SliceCompositeExplicit for crate::Composite {
     /// Python's `self[start:end:step]` along `dim`: missing bounds mean the whole dim, negative
     /// bounds count from the end, out-of-range bounds are clamped (so the result may be empty),
     /// and `step` must be positive.
-    fn slice(
-        self_: &Tensor,
-        dim: i64,
-        start: Option<i64>,
-        end: Option<i64>,
-        step: i64,
-    ) -> Result<Tensor> {
+    fn slice(self_: &Tensor, dim: i64, start: Option<i64>, end: Option<i64>, step: i64) -> Result<Tensor> {
         let l = self_.layout();
         if l.dim() == 0 {
             return Err(Error::index("slice() cannot be applied to a 0-dim tensor."));
@@ -52,9 +44,7 @@ impl SelectCompositeExplicit for crate::Composite {
     fn select(self_: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
         let l = self_.layout();
         if l.dim() == 0 {
-            return Err(Error::index(
-                "select() cannot be applied to a 0-dim tensor.",
-            ));
+            return Err(Error::index("select() cannot be applied to a 0-dim tensor."));
         }
         let d = wrap_dim(dim, l.dim())?;
         let n = l.sizes[d];
@@ -80,9 +70,7 @@ impl NarrowCompositeImplicit for crate::Composite {
     /// call so that autograd sees a slice.
     fn narrow(self_: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
         if self_.dim() == 0 {
-            return Err(Error::index(
-                "narrow() cannot be applied to a 0-dim tensor.",
-            ));
+            return Err(Error::index("narrow() cannot be applied to a 0-dim tensor."));
         }
         if length < 0 {
             return Err(Error::value("narrow(): length must be non-negative."));
@@ -96,9 +84,7 @@ impl NarrowCompositeImplicit for crate::Composite {
         }
         let start = if start < 0 { start + cur } else { start };
         if start > cur - length {
-            return Err(Error::value(format!(
-                "start ({start}) + length ({length}) exceeds dimension size ({cur})."
-            )));
+            return Err(Error::value(format!("start ({start}) + length ({length}) exceeds dimension size ({cur}).")));
         }
         ops::slice::call(self_, dim, Some(start), Some(start + length), 1)
     }

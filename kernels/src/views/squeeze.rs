@@ -1,22 +1,15 @@
 //! Adding and removing size-1 dims: `squeeze`, `squeeze.dim`, `unsqueeze`.
 
 use super::strided_view;
-use crate::generated::decls::{
-    SqueezeCompositeExplicit, SqueezeDimCompositeExplicit, UnsqueezeCompositeExplicit,
-};
+use crate::generated::decls::{SqueezeCompositeExplicit, SqueezeDimCompositeExplicit, UnsqueezeCompositeExplicit};
 use oxten_runtime::{wrap_dim, Result, Tensor};
 
 impl SqueezeCompositeExplicit for crate::Composite {
     /// Drops every size-1 dim.
     fn squeeze(self_: &Tensor) -> Result<Tensor> {
         let l = self_.layout();
-        let (sizes, strides): (Vec<i64>, Vec<i64>) = l
-            .sizes
-            .iter()
-            .zip(l.strides.iter())
-            .filter(|&(&n, _)| n != 1)
-            .map(|(&n, &s)| (n, s))
-            .unzip();
+        let (sizes, strides): (Vec<i64>, Vec<i64>) =
+            l.sizes.iter().zip(l.strides.iter()).filter(|&(&n, _)| n != 1).map(|(&n, &s)| (n, s)).unzip();
         strided_view(self_, &sizes, &strides, l.offset)
     }
 }
@@ -44,11 +37,7 @@ impl UnsqueezeCompositeExplicit for crate::Composite {
     fn unsqueeze(self_: &Tensor, dim: i64) -> Result<Tensor> {
         let l = self_.layout();
         let d = wrap_dim(dim, l.dim() + 1)?;
-        let stride = if d >= l.dim() {
-            1
-        } else {
-            l.sizes[d] * l.strides[d]
-        };
+        let stride = if d >= l.dim() { 1 } else { l.sizes[d] * l.strides[d] };
         let mut sizes = l.sizes.clone();
         let mut strides = l.strides.clone();
         sizes.insert(d, 1);

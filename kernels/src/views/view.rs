@@ -5,8 +5,7 @@ use crate::generated::decls::{ReshapeCompositeImplicit, ViewCompositeExplicit};
 use oxten_runtime::{ops, Error, MemoryFormat, Result, Tensor};
 
 /// PyTorch's message when a view would need a dim that crosses two memory chunks.
-const VIEW_INCOMPATIBLE: &str =
-    "view size is not compatible with input tensor's size and stride (at least one \
+const VIEW_INCOMPATIBLE: &str = "view size is not compatible with input tensor's size and stride (at least one \
      dimension spans across two contiguous subspaces). Use .reshape(...) instead.";
 
 impl ViewCompositeExplicit for crate::Composite {
@@ -16,8 +15,7 @@ impl ViewCompositeExplicit for crate::Composite {
     fn view(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
         let l = self_.layout();
         let shape = infer_size(size, l.numel())?;
-        let strides = compute_stride(&l.sizes, &l.strides, &shape)
-            .ok_or_else(|| Error::shape(VIEW_INCOMPATIBLE))?;
+        let strides = compute_stride(&l.sizes, &l.strides, &shape).ok_or_else(|| Error::shape(VIEW_INCOMPATIBLE))?;
         strided_view(self_, &shape, &strides, l.offset)
     }
 }

@@ -182,10 +182,7 @@ impl FromIValue for (Tensor, Tensor) {
 /// returns come back packed as a list.
 pub fn pop_returns<R: FromIValue>(stack: &mut Stack, n: usize) -> Result<R> {
     if stack.len() < n {
-        return Err(Error::runtime(format!(
-            "boxed kernel left {} values on the stack, expected {n}",
-            stack.len()
-        )));
+        return Err(Error::runtime(format!("boxed kernel left {} values on the stack, expected {n}", stack.len())));
     }
     let vals: Vec<IValue> = stack.drain(stack.len() - n..).collect();
     match n {

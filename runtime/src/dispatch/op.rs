@@ -89,6 +89,7 @@ pub struct OperatorEntry {
     fallthrough: AtomicU32,
     registrations: Mutex<Vec<(RegistrationKey, Kernel)>>,
     /// Keeps every boxed kernel referenced by `boxed` alive as long as the entry.
+    #[allow(clippy::vec_box)] // each kernel is boxed so its address survives the Vec growing
     boxed_keep: Mutex<Vec<Box<BoxedKernel>>>,
 }
 
@@ -117,10 +118,7 @@ impl OperatorEntry {
     #[inline]
     pub fn dispatch_key(&self, keys: KeySet) -> Result<DispatchKey> {
         let (include, exclude) = local_keys();
-        let ks = keys
-            .union(include)
-            .remove(exclude)
-            .remove(KeySet(self.fallthrough.load(Ordering::Relaxed)));
+        let ks = keys.union(include).remove(exclude).remove(KeySet(self.fallthrough.load(Ordering::Relaxed)));
         ks.highest().ok_or_else(|| {
             Error::new(
                 ErrorKind::NotImplemented,
@@ -207,9 +205,8 @@ impl OperatorEntry {
         let find = |key: RegistrationKey| regs.iter().find(|(k, _)| *k == key).map(|(_, v)| v.clone());
         let cea = find(RegistrationKey::CompositeExplicitAutograd);
         let cia = find(RegistrationKey::CompositeImplicitAutograd);
-        let any_backend_kernel = DispatchKey::ALL
-            .iter()
-            .any(|k| k.is_backend() && find(RegistrationKey::Key(*k)).is_some());
+        let any_backend_kernel =
+            DispatchKey::ALL.iter().any(|k| k.is_backend() && find(RegistrationKey::Key(*k)).is_some());
         let mut mask = 0u32;
         let mut keep = self.boxed_keep.lock().unwrap_or_else(|e| e.into_inner());
         for key in DispatchKey::ALL {

@@ -85,9 +85,7 @@ pub fn define_op(schema: &str) -> Result<&'static OperatorEntry> {
     let name_end = schema.find('(').ok_or_else(|| Error::value(format!("schema '{schema}' has no argument list")))?;
     let name = schema[..name_end].trim();
     if name.is_empty() || !name.contains("::") {
-        return Err(Error::value(format!(
-            "operator name '{name}' must be namespaced, like 'myns::{name}'"
-        )));
+        return Err(Error::value(format!("operator name '{name}' must be namespaced, like 'myns::{name}'")));
     }
     if find_op(name).is_some() {
         return Err(Error::value(format!("operator '{name}' is already defined")));

@@ -55,10 +55,7 @@ pub fn reduce_with_index_kernel<T: OpMath>(
         )));
     }
     if indices.dtype() != DType::I64 {
-        return Err(Error::dtype(format!(
-            "{op}(): expected indices of dtype int64, got {}",
-            indices.dtype()
-        )));
+        return Err(Error::dtype(format!("{op}(): expected indices of dtype int64, got {}", indices.dtype())));
     }
     let outputs: Vec<&Tensor> = values.into_iter().chain([indices]).collect();
     for o in &outputs {
@@ -76,11 +73,7 @@ pub fn reduce_with_index_kernel<T: OpMath>(
                     )));
                 }
             }
-            (
-                input.clone(),
-                d,
-                outputs.iter().map(|&o| o.clone()).collect(),
-            )
+            (input.clone(), d, outputs.iter().map(|&o| o.clone()).collect())
         }
         None => {
             let flat = flatten(input)?;

@@ -29,14 +29,9 @@ pub(super) struct Builder<'a> {
     pub(super) device: Device,
 }
 
-pub(crate) fn build(
-    cfg: TensorIteratorConfig,
-    outs: &mut StructuredOutputs,
-) -> Result<TensorIterator> {
+pub(crate) fn build(cfg: TensorIteratorConfig, outs: &mut StructuredOutputs) -> Result<TensorIterator> {
     if cfg.misordered {
-        return Err(Error::value(
-            "TensorIteratorConfig: all outputs must be added before any input",
-        ));
+        return Err(Error::value("TensorIteratorConfig: all outputs must be added before any input"));
     }
     let nout = outs.len();
     let mut ops = Vec::with_capacity(nout + cfg.inputs.len());
@@ -95,9 +90,7 @@ impl Builder<'_> {
     fn mark_read_write(&mut self) {
         for i in 0..self.nout {
             if let Some(t) = &self.ops[i].tensor {
-                let rw = self.ops[self.nout..]
-                    .iter()
-                    .any(|o| o.tensor.as_ref().is_some_and(|x| x.is_same(t)));
+                let rw = self.ops[self.nout..].iter().any(|o| o.tensor.as_ref().is_some_and(|x| x.is_same(t)));
                 self.ops[i].is_read_write = rw;
             }
         }
@@ -107,10 +100,7 @@ impl Builder<'_> {
         if !self.cfg.check_mem_overlap {
             return Ok(());
         }
-        for out in self.ops[..self.nout]
-            .iter()
-            .filter_map(|o| o.tensor.as_ref())
-        {
+        for out in self.ops[..self.nout].iter().filter_map(|o| o.tensor.as_ref()) {
             assert_no_internal_overlap(out)?;
             for inp in self.inputs().filter_map(|o| o.tensor.as_ref()) {
                 if !inp.is_same(out) {
@@ -205,11 +195,7 @@ impl Builder<'_> {
             if common_device == Device::Cpu && t.device() != Device::Cpu && !op.is_wrapped {
                 common_device = t.device();
             }
-            let (seen, diff) = if op.is_output {
-                (&mut out_dtype, &mut diff_out)
-            } else {
-                (&mut common, &mut diff_in)
-            };
+            let (seen, diff) = if op.is_output { (&mut out_dtype, &mut diff_out) } else { (&mut common, &mut diff_in) };
             match *seen {
                 None => *seen = Some(t.dtype()),
                 Some(d) if d != t.dtype() => *diff = true,
@@ -217,9 +203,7 @@ impl Builder<'_> {
             }
         }
         if cfg.check_all_same_dtype
-            && (diff_in
-                || diff_out
-                || (common.is_some() && out_dtype.is_some() && common != out_dtype))
+            && (diff_in || diff_out || (common.is_some() && out_dtype.is_some() && common != out_dtype))
         {
             let expected = common.or(out_dtype).expect("some operand has a dtype");
             for t in self.ops.iter().filter_map(|o| o.tensor.as_ref()) {
@@ -234,20 +218,14 @@ impl Builder<'_> {
         }
         if diff_in
             && !cfg.promote_inputs_to_common_dtype
-            && (undefined_outputs
-                || cfg.enforce_safe_casting_to_output
-                || cfg.cast_common_dtype_to_outputs)
+            && (undefined_outputs || cfg.enforce_safe_casting_to_output || cfg.cast_common_dtype_to_outputs)
         {
             return Err(Error::dtype(
                 "TensorIterator: the inputs have different dtypes; enable promote_inputs_to_common_dtype",
             ));
         }
         if (diff_in || self.all_scalars) && cfg.promote_inputs_to_common_dtype {
-            let ins = self.inputs().filter_map(|o| {
-                o.tensor
-                    .as_ref()
-                    .map(|t| (t.dtype(), t.dim(), o.is_wrapped))
-            });
+            let ins = self.inputs().filter_map(|o| o.tensor.as_ref().map(|t| (t.dtype(), t.dim(), o.is_wrapped)));
             common = result_type(ins.collect::<Vec<_>>()).or(common);
         }
         if cfg.promote_integer_inputs_to_float && common.is_some_and(|c| c.is_integral(true)) {
@@ -264,10 +242,7 @@ impl Builder<'_> {
                 continue;
             };
             if cfg.check_all_same_device && t.device() != common_device && !op.is_wrapped {
-                let cpu_scalar = cfg.allow_cpu_scalars
-                    && !op.is_output
-                    && t.dim() == 0
-                    && t.device() == Device::Cpu;
+                let cpu_scalar = cfg.allow_cpu_scalars && !op.is_output && t.dim() == 0 && t.device() == Device::Cpu;
                 if cpu_scalar {
                     cpu_scalars += 1;
                 }
@@ -293,12 +268,7 @@ impl Builder<'_> {
             let on_cpu = common_device == Device::Cpu;
             if op.is_output && cfg.cast_common_dtype_to_outputs {
                 if on_cpu {
-                    op.exchange(Tensor::empty(
-                        &t.sizes(),
-                        c,
-                        Device::Cpu,
-                        MemoryFormat::Contiguous,
-                    )?);
+                    op.exchange(Tensor::empty(&t.sizes(), c, Device::Cpu, MemoryFormat::Contiguous)?);
                     op.needs_cast_back = true;
                 } else {
                     op.dtype = Some(c);

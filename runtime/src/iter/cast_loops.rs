@@ -1,8 +1,6 @@
-//! Element conversions between every pair of dtypes, and the strided loop `copy_` runs.
-//!
-//! The rules are C's (PyTorch's `static_cast`): float → int truncates toward zero (out-of-range
-//! values are undefined in C; here they saturate, NaN gives 0); int → int wraps; anything → bool
-//! is `x != 0`; bool → number is 0 or 1; to f16/bf16 rounds to nearest-even (via `half`).
+//! Element conversions between every pair of dtypes (see [`CastTo`] for the rules), and the
+//! loops `copy_` runs: a typed conversion loop per dtype pair, plain word copies for equal
+//! dtypes, and a cache-tiled path for 2-D transposes.
 
 use super::iterator::{parallel_chunks, SendPtr, TensorIterator};
 use super::opmath::ReducedFloat;
@@ -13,7 +11,10 @@ use half::{bf16, f16};
 use rayon::prelude::*;
 use std::mem::size_of;
 
-/// Conversion from `Self` to `D` with PyTorch's casting rules (see the [module docs](self)).
+/// Conversion from `Self` to `D` with C's (PyTorch's `static_cast`) rules: float → int
+/// truncates toward zero (out of range is undefined in C; here float → 8/16-bit ints wrap
+/// through i64 and wider ones saturate, NaN gives 0); int → int wraps; anything → bool is
+/// `x != 0`; bool → number is 0 or 1; to f16/bf16 rounds to nearest-even.
 pub trait CastTo<D>: Copy {
     fn cast(self) -> D;
 }
@@ -171,8 +172,7 @@ fn same_dtype_loop<W: Copy>(iter: &TensorIterator) {
                         std::ptr::copy_nonoverlapping(a as *const W, o as *mut W, n0);
                     } else {
                         for i in 0..n0 {
-                            *(o.offset(i as isize * s[0]) as *mut W) =
-                                *(a.offset(i as isize * s[1]) as *const W);
+                            *(o.offset(i as isize * s[0]) as *mut W) = *(a.offset(i as isize * s[1]) as *const W);
                         }
                     }
                 }
@@ -186,11 +186,7 @@ fn same_dtype_loop<W: Copy>(iter: &TensorIterator) {
 /// transpose, e.g. `x.t().contiguous()`).
 fn transposed_2d(iter: &TensorIterator, e: isize) -> bool {
     let (so, si) = (iter.strides(0), iter.strides(1));
-    iter.ndim() == 2
-        && !iter.is_meta()
-        && so[0] == e as i64
-        && si[1] == e as i64
-        && si[0] != e as i64
+    iter.ndim() == 2 && !iter.is_meta() && so[0] == e as i64 && si[1] == e as i64 && si[0] != e as i64
 }
 
 /// Side of the square tiles of [`tiled_copy`]: 64×64 tiles of 8-byte elements are 32 KiB.
@@ -218,12 +214,8 @@ fn tiled_copy<W: Copy>(iter: &TensorIterator) {
                         // elements (strides in bytes, elements of size W, output contiguous along
                         // dim 0 and input along dim 1); bands are disjoint output rows.
                         unsafe {
-                            let src_p = (a as *const u8)
-                                .offset(i as isize * i0)
-                                .add(j * size_of::<W>());
-                            let dst_p = (o as *mut u8)
-                                .add(i * size_of::<W>())
-                                .offset(j as isize * o1);
+                            let src_p = (a as *const u8).offset(i as isize * i0).add(j * size_of::<W>());
+                            let dst_p = (o as *mut u8).add(i * size_of::<W>()).offset(j as isize * o1);
                             *(dst_p as *mut W) = *(src_p as *const W);
                         }
                     }

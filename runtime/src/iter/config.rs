@@ -194,10 +194,7 @@ impl TensorIteratorConfig {
     /// Builds with the outputs given by [`add_output`](Self::add_output) (PyTorch's own
     /// `set_output`: given outputs are checked like `out=` tensors and resized when allowed).
     pub fn build(mut self) -> Result<TensorIterator> {
-        let given = std::mem::take(&mut self.outputs)
-            .into_iter()
-            .map(Some)
-            .collect();
+        let given = std::mem::take(&mut self.outputs).into_iter().map(Some).collect();
         let mut outs = StructuredOutputs::from_given(given);
         build::build(self, &mut outs)
     }
@@ -252,9 +249,7 @@ pub fn ternary_op_config() -> TensorIteratorConfig {
 
 /// `build_unary_op`: overlap checks and one dtype for everything, no casting.
 pub fn unary_op_config() -> TensorIteratorConfig {
-    TensorIteratorConfig::new()
-        .check_mem_overlap(true)
-        .check_all_same_dtype(true)
+    TensorIteratorConfig::new().check_mem_overlap(true).check_all_same_dtype(true)
 }
 
 /// `build_unary_float_op` (`sqrt`, `exp` on integers): promotion, casting, safe casting,
@@ -287,10 +282,7 @@ pub fn comparison_op_config(out_given_and_not_bool: bool) -> TensorIteratorConfi
 
 /// `nullary_op` (random fills): the output is given and never resized.
 pub fn nullary_op_config() -> TensorIteratorConfig {
-    TensorIteratorConfig::new()
-        .check_mem_overlap(true)
-        .check_all_same_dtype(false)
-        .resize_outputs(false)
+    TensorIteratorConfig::new().check_mem_overlap(true).check_all_same_dtype(false).resize_outputs(false)
 }
 
 /// `reduce_op`: no overlap check, outputs not resized, reduction, inputs promoted. Add the

@@ -30,11 +30,8 @@ pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
         return Ok(());
     }
     match (dst.device(), src.device()) {
-        (Device::Cpu, Device::Cpu) | (Device::Meta, Device::Cpu) | (Device::Meta, Device::Meta) => {
-        }
-        (Device::Cpu, Device::Meta) => {
-            return Err(Error::runtime("Cannot copy out of meta tensor; no data!"))
-        }
+        (Device::Cpu, Device::Cpu) | (Device::Meta, Device::Cpu) | (Device::Meta, Device::Meta) => {}
+        (Device::Cpu, Device::Meta) => return Err(Error::runtime("Cannot copy out of meta tensor; no data!")),
         (d, s) => return Err(Error::device(format!("copy_: cannot copy from {s} to {d}"))),
     }
     assert_no_internal_overlap(dst)?;
@@ -53,16 +50,9 @@ pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
     let tmp;
     let src = match get_overlap_status(dst, src) {
         MemOverlapStatus::No => src,
-        MemOverlapStatus::Full if dst.dtype() == src.dtype() && dst.sizes() == src.sizes() => {
-            return Ok(())
-        }
+        MemOverlapStatus::Full if dst.dtype() == src.dtype() && dst.sizes() == src.sizes() => return Ok(()),
         _ => {
-            tmp = Tensor::empty(
-                &src.sizes(),
-                src.dtype(),
-                Device::Cpu,
-                MemoryFormat::Contiguous,
-            )?;
+            tmp = Tensor::empty(&src.sizes(), src.dtype(), Device::Cpu, MemoryFormat::Contiguous)?;
             copy_(&tmp, src)?;
             &tmp
         }

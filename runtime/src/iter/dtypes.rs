@@ -28,16 +28,8 @@ pub fn infer_size(a: &[i64], b: &[i64]) -> Result<Vec<i64>> {
     let mut out = vec![0; n];
     for (i, o) in out.iter_mut().enumerate() {
         let off = n - 1 - i;
-        let sa = if off < a.len() {
-            a[a.len() - 1 - off]
-        } else {
-            1
-        };
-        let sb = if off < b.len() {
-            b[b.len() - 1 - off]
-        } else {
-            1
-        };
+        let sa = if off < a.len() { a[a.len() - 1 - off] } else { 1 };
+        let sb = if off < b.len() { b[b.len() - 1 - off] } else { 1 };
         *o = if sa == sb || sb == 1 {
             sa
         } else if sa == 1 {
@@ -82,11 +74,7 @@ fn combine(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
 pub(crate) fn result_type(inputs: impl IntoIterator<Item = (DType, usize, bool)>) -> Option<DType> {
     let (mut dim, mut zero, mut wrapped) = (None, None, None);
     for (d, ndim, is_wrapped) in inputs {
-        let d = if is_wrapped && d.is_floating_point() {
-            DEFAULT_FLOAT
-        } else {
-            d
-        };
+        let d = if is_wrapped && d.is_floating_point() { DEFAULT_FLOAT } else { d };
         if ndim > 0 {
             dim = Some(promote_opt(dim, d));
         } else if is_wrapped {

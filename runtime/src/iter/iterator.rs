@@ -12,7 +12,7 @@ use std::ops::Range;
 
 /// The signature of a 2-D inner loop: data pointers (outputs first), byte strides (every
 /// operand's inner stride, then every operand's outer stride), inner size, outer size.
-pub type Loop2d<'a> = dyn FnMut(&[*mut u8], &[isize], usize, usize) + 'a;
+pub(crate) type Loop2d<'a> = dyn FnMut(&[*mut u8], &[isize], usize, usize) + 'a;
 
 /// [`Loop2d`] shared between threads.
 type SyncLoop2d<'a> = dyn Fn(&[*mut u8], &[isize], usize, usize) + Sync + 'a;
@@ -83,15 +83,11 @@ impl TensorIterator {
     /// The dtype computations run in: the promoted input dtype (the output's when there are no
     /// inputs).
     pub fn common_dtype(&self) -> DType {
-        self.common_dtype
-            .or_else(|| self.operands.first().and_then(|o| o.dtype))
-            .unwrap_or(DType::F32)
+        self.common_dtype.or_else(|| self.operands.first().and_then(|o| o.dtype)).unwrap_or(DType::F32)
     }
     /// The dtype the kernel sees for operand `arg` (outputs first).
     pub fn dtype(&self, arg: usize) -> DType {
-        self.operands[arg]
-            .dtype
-            .expect("every operand has a dtype after build")
+        self.operands[arg].dtype.expect("every operand has a dtype after build")
     }
     pub fn device(&self) -> Device {
         self.device
@@ -105,23 +101,16 @@ impl TensorIterator {
     /// The user-visible output `i` (not a cast temporary).
     pub fn output(&self, i: usize) -> &Tensor {
         assert!(i < self.noutputs, "output index {i} out of range");
-        self.operands[i]
-            .user_tensor()
-            .expect("outputs are defined after build")
+        self.operands[i].user_tensor().expect("outputs are defined after build")
     }
     /// The user's input `i` (not a dtype-converted copy).
     pub fn input(&self, i: usize) -> &Tensor {
-        self.operands[self.noutputs + i]
-            .user_tensor()
-            .expect("inputs are defined")
+        self.operands[self.noutputs + i].user_tensor().expect("inputs are defined")
     }
     /// The tensor the kernel actually reads or writes for operand `arg` (outputs first): a cast
     /// temporary, a converted input, or a reduction view when those exist.
     pub fn operand(&self, arg: usize) -> &Tensor {
-        self.operands[arg]
-            .tensor
-            .as_ref()
-            .expect("operands are defined after build")
+        self.operands[arg].tensor.as_ref().expect("operands are defined after build")
     }
     /// Byte strides of operand `arg`, one per iteration dim.
     pub fn strides(&self, arg: usize) -> &[i64] {
@@ -141,21 +130,16 @@ impl TensorIterator {
             return true;
         }
         self.shape.len() == 1
-            && self.operands.iter().all(|o| {
-                o.stride_bytes[0] == o.tensor.as_ref().map_or(0, |t| t.dtype().size() as i64)
-            })
+            && self
+                .operands
+                .iter()
+                .all(|o| o.stride_bytes[0] == o.tensor.as_ref().map_or(0, |t| t.dtype().size() as i64))
     }
 
     fn base_ptrs(&self) -> Vec<SendPtr> {
         self.operands
             .iter()
-            .map(|o| {
-                SendPtr(
-                    o.tensor
-                        .as_ref()
-                        .map_or(std::ptr::null_mut(), Tensor::data_ptr),
-                )
-            })
+            .map(|o| SendPtr(o.tensor.as_ref().map_or(std::ptr::null_mut(), Tensor::data_ptr)))
             .collect()
     }
 
@@ -189,11 +173,7 @@ impl TensorIterator {
     }
 
     /// Runs `loop2d` over the flattened index `range` on this thread.
-    pub fn serial_for_each(
-        &self,
-        mut loop2d: impl FnMut(&[*mut u8], &[isize], usize, usize),
-        range: Range<usize>,
-    ) {
+    pub fn serial_for_each(&self, mut loop2d: impl FnMut(&[*mut u8], &[isize], usize, usize), range: Range<usize>) {
         if self.is_meta() {
             return;
         }
@@ -222,9 +202,7 @@ impl TensorIterator {
         let mut ptrs = vec![std::ptr::null_mut::<u8>(); nt];
         if ndim <= 1 {
             for k in 0..nt {
-                ptrs[k] = base[k]
-                    .get()
-                    .wrapping_offset(range.start as isize * strides[k]);
+                ptrs[k] = base[k].get().wrapping_offset(range.start as isize * strides[k]);
             }
             f(&ptrs, &strides, range.len(), 1);
             return;
@@ -239,11 +217,7 @@ impl TensorIterator {
         let mut pos = range.start;
         while pos < range.end {
             for (k, o) in self.operands.iter().enumerate() {
-                let off: i64 = idx
-                    .iter()
-                    .zip(&o.stride_bytes)
-                    .map(|(&i, &s)| i as i64 * s)
-                    .sum();
+                let off: i64 = idx.iter().zip(&o.stride_bytes).map(|(&i, &s)| i as i64 * s).sum();
                 ptrs[k] = base[k].get().wrapping_offset(off as isize);
             }
             let left = range.end - pos;

@@ -117,23 +117,11 @@ pub fn cpu_kernel_unary<A: Element, O: Element>(iter: &TensorIterator, f: impl F
 
 /// `out = f(a, b)`, e.g. `cpu_kernel_binary::<f32, f32, f32>(&iter, |a, b| a + b)` or a
 /// comparison `cpu_kernel_binary::<f32, f32, bool>(&iter, |a, b| a < b)`.
-pub fn cpu_kernel_binary<A: Element, B: Element, O: Element>(
-    iter: &TensorIterator,
-    f: impl Fn(A, B) -> O + Sync,
-) {
-    check_signature(
-        iter,
-        "cpu_kernel_binary",
-        &[O::DTYPE],
-        &[A::DTYPE, B::DTYPE],
-    );
+pub fn cpu_kernel_binary<A: Element, B: Element, O: Element>(iter: &TensorIterator, f: impl Fn(A, B) -> O + Sync) {
+    check_signature(iter, "cpu_kernel_binary", &[O::DTYPE], &[A::DTYPE, B::DTYPE]);
     iter.for_each(
         |ptrs, s, n0, n1| {
-            let (eo, ea, eb) = (
-                size_of::<O>() as isize,
-                size_of::<A>() as isize,
-                size_of::<B>() as isize,
-            );
+            let (eo, ea, eb) = (size_of::<O>() as isize, size_of::<A>() as isize, size_of::<B>() as isize);
             for j in 0..n1 {
                 let (o, a, b) = (row(ptrs, s, 0, j), row(ptrs, s, 1, j), row(ptrs, s, 2, j));
                 // SAFETY: as in `cpu_kernel_unary`: the iterator's pointers and strides address
@@ -171,34 +159,17 @@ pub fn cpu_kernel_ternary<A: Element, B: Element, C: Element, O: Element>(
     iter: &TensorIterator,
     f: impl Fn(A, B, C) -> O + Sync,
 ) {
-    check_signature(
-        iter,
-        "cpu_kernel_ternary",
-        &[O::DTYPE],
-        &[A::DTYPE, B::DTYPE, C::DTYPE],
-    );
+    check_signature(iter, "cpu_kernel_ternary", &[O::DTYPE], &[A::DTYPE, B::DTYPE, C::DTYPE]);
     iter.for_each(
         |ptrs, s, n0, n1| {
-            let e = [
-                size_of::<O>(),
-                size_of::<A>(),
-                size_of::<B>(),
-                size_of::<C>(),
-            ]
-            .map(|x| x as isize);
+            let e = [size_of::<O>(), size_of::<A>(), size_of::<B>(), size_of::<C>()].map(|x| x as isize);
             let contig = |k: usize| s[k] == e[k];
             for j in 0..n1 {
-                let (o, a, b, c) = (
-                    row(ptrs, s, 0, j),
-                    row(ptrs, s, 1, j),
-                    row(ptrs, s, 2, j),
-                    row(ptrs, s, 3, j),
-                );
+                let (o, a, b, c) = (row(ptrs, s, 0, j), row(ptrs, s, 1, j), row(ptrs, s, 2, j), row(ptrs, s, 3, j));
                 // SAFETY: as in `cpu_kernel_unary`: the iterator's pointers and strides address
                 // `n0` valid elements of each operand with the checked dtypes.
                 unsafe {
-                    let (po, pa, pb, pc) =
-                        (o as *mut O, a as *const A, b as *const B, c as *const C);
+                    let (po, pa, pb, pc) = (o as *mut O, a as *const A, b as *const B, c as *const C);
                     if contig(0) && contig(1) && contig(2) && contig(3) {
                         for i in 0..n0 {
                             *po.add(i) = f(*pa.add(i), *pb.add(i), *pc.add(i));
@@ -220,11 +191,7 @@ pub fn cpu_kernel_ternary<A: Element, B: Element, C: Element, O: Element>(
                         }
                     } else {
                         for i in 0..n0 {
-                            *at::<O>(o, i, s[0]) = f(
-                                *at::<A>(a, i, s[1]),
-                                *at::<B>(b, i, s[2]),
-                                *at::<C>(c, i, s[3]),
-                            );
+                            *at::<O>(o, i, s[0]) = f(*at::<A>(a, i, s[1]), *at::<B>(b, i, s[2]), *at::<C>(c, i, s[3]));
                         }
                     }
                 }
@@ -236,26 +203,17 @@ pub fn cpu_kernel_ternary<A: Element, B: Element, C: Element, O: Element>(
 
 /// `out = f(a)` computed in `T::Math` (f32 for f16/bf16, rounded once), e.g.
 /// `cpu_kernel_unary_math::<f16>(&iter, |x| x.exp())`.
-pub fn cpu_kernel_unary_math<T: OpMath>(
-    iter: &TensorIterator,
-    f: impl Fn(T::Math) -> T::Math + Sync,
-) {
+pub fn cpu_kernel_unary_math<T: OpMath>(iter: &TensorIterator, f: impl Fn(T::Math) -> T::Math + Sync) {
     T::unary_math_kernel(iter, f)
 }
 
 /// `out = f(a, b)` computed in `T::Math`, e.g. `cpu_kernel_binary_math::<bf16>(&iter, |a, b| a + b)`.
-pub fn cpu_kernel_binary_math<T: OpMath>(
-    iter: &TensorIterator,
-    f: impl Fn(T::Math, T::Math) -> T::Math + Sync,
-) {
+pub fn cpu_kernel_binary_math<T: OpMath>(iter: &TensorIterator, f: impl Fn(T::Math, T::Math) -> T::Math + Sync) {
     T::binary_math_kernel(iter, f)
 }
 
 /// The f16/bf16 unary loop: contiguous runs are converted to f32 in stack blocks.
-pub(crate) fn unary_reduced<T: ReducedFloat>(
-    iter: &TensorIterator,
-    f: &(impl Fn(f32) -> f32 + Sync),
-) {
+pub(crate) fn unary_reduced<T: ReducedFloat>(iter: &TensorIterator, f: &(impl Fn(f32) -> f32 + Sync)) {
     check_signature(iter, "cpu_kernel_unary_math", &[T::DTYPE], &[T::DTYPE]);
     iter.for_each(
         |ptrs, s, n0, n1| {
@@ -272,17 +230,11 @@ pub(crate) fn unary_reduced<T: ReducedFloat>(
                         let mut i = 0;
                         while i < n0 {
                             let m = BLOCK.min(n0 - i);
-                            T::block_to_f32(
-                                std::slice::from_raw_parts((a as *const T).add(i), m),
-                                &mut x[..m],
-                            );
+                            T::block_to_f32(std::slice::from_raw_parts((a as *const T).add(i), m), &mut x[..m]);
                             for v in &mut x[..m] {
                                 *v = f(*v);
                             }
-                            T::block_from_f32(
-                                &x[..m],
-                                std::slice::from_raw_parts_mut((o as *mut T).add(i), m),
-                            );
+                            T::block_from_f32(&x[..m], std::slice::from_raw_parts_mut((o as *mut T).add(i), m));
                             i += m;
                         }
                     } else if s[0] == e && s[1] == 0 {
@@ -305,16 +257,8 @@ pub(crate) fn unary_reduced<T: ReducedFloat>(
 
 /// The f16/bf16 binary loop: blocks of both inputs (or of one, with the other hoisted) are
 /// converted to f32, computed, and rounded back once.
-pub(crate) fn binary_reduced<T: ReducedFloat>(
-    iter: &TensorIterator,
-    f: &(impl Fn(f32, f32) -> f32 + Sync),
-) {
-    check_signature(
-        iter,
-        "cpu_kernel_binary_math",
-        &[T::DTYPE],
-        &[T::DTYPE, T::DTYPE],
-    );
+pub(crate) fn binary_reduced<T: ReducedFloat>(iter: &TensorIterator, f: &(impl Fn(f32, f32) -> f32 + Sync)) {
+    check_signature(iter, "cpu_kernel_binary_math", &[T::DTYPE], &[T::DTYPE, T::DTYPE]);
     iter.for_each(
         |ptrs, s, n0, n1| {
             let e = size_of::<T>() as isize;
@@ -326,16 +270,8 @@ pub(crate) fn binary_reduced<T: ReducedFloat>(
                 // SAFETY: as in `unary_reduced`: input slices end before the output slice is
                 // made; pointers and strides come from the iterator.
                 unsafe {
-                    let hoisted = if s[1] == 0 {
-                        Some((*pa).to_f32())
-                    } else {
-                        None
-                    };
-                    let hoisted_b = if s[2] == 0 {
-                        Some((*pb).to_f32())
-                    } else {
-                        None
-                    };
+                    let hoisted = if s[1] == 0 { Some((*pa).to_f32()) } else { None };
+                    let hoisted_b = if s[2] == 0 { Some((*pb).to_f32()) } else { None };
                     let a_ok = s[1] == e || s[1] == 0;
                     let b_ok = s[2] == e || s[2] == 0;
                     if s[0] == e && a_ok && b_ok && !(s[1] == 0 && s[2] == 0) {
@@ -344,49 +280,31 @@ pub(crate) fn binary_reduced<T: ReducedFloat>(
                             let m = BLOCK.min(n0 - i);
                             match (hoisted, hoisted_b) {
                                 (Some(av), None) => {
-                                    T::block_to_f32(
-                                        std::slice::from_raw_parts(pb.add(i), m),
-                                        &mut y[..m],
-                                    );
+                                    T::block_to_f32(std::slice::from_raw_parts(pb.add(i), m), &mut y[..m]);
                                     for v in &mut y[..m] {
                                         *v = f(av, *v);
                                     }
                                 }
                                 (None, Some(bv)) => {
-                                    T::block_to_f32(
-                                        std::slice::from_raw_parts(pa.add(i), m),
-                                        &mut y[..m],
-                                    );
+                                    T::block_to_f32(std::slice::from_raw_parts(pa.add(i), m), &mut y[..m]);
                                     for v in &mut y[..m] {
                                         *v = f(*v, bv);
                                     }
                                 }
                                 _ => {
-                                    T::block_to_f32(
-                                        std::slice::from_raw_parts(pa.add(i), m),
-                                        &mut x[..m],
-                                    );
-                                    T::block_to_f32(
-                                        std::slice::from_raw_parts(pb.add(i), m),
-                                        &mut y[..m],
-                                    );
+                                    T::block_to_f32(std::slice::from_raw_parts(pa.add(i), m), &mut x[..m]);
+                                    T::block_to_f32(std::slice::from_raw_parts(pb.add(i), m), &mut y[..m]);
                                     for (v, &u) in y[..m].iter_mut().zip(&x[..m]) {
                                         *v = f(u, *v);
                                     }
                                 }
                             }
-                            T::block_from_f32(
-                                &y[..m],
-                                std::slice::from_raw_parts_mut((o as *mut T).add(i), m),
-                            );
+                            T::block_from_f32(&y[..m], std::slice::from_raw_parts_mut((o as *mut T).add(i), m));
                             i += m;
                         }
                     } else {
                         for i in 0..n0 {
-                            let r = f(
-                                (*at::<T>(a, i, s[1])).to_f32(),
-                                (*at::<T>(b, i, s[2])).to_f32(),
-                            );
+                            let r = f((*at::<T>(a, i, s[1])).to_f32(), (*at::<T>(b, i, s[2])).to_f32());
                             *at::<T>(o, i, s[0]) = T::from_f32(r);
                         }
                     }

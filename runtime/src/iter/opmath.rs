@@ -32,9 +32,7 @@ pub trait OpMath: Element {
     where
         F: Fn(Self::Math, Self::Math) -> Self::Math + Sync,
     {
-        loops::cpu_kernel_binary::<Self, Self, Self>(iter, move |a, b| {
-            Self::from_math(f(a.to_math(), b.to_math()))
-        })
+        loops::cpu_kernel_binary::<Self, Self, Self>(iter, move |a, b| Self::from_math(f(a.to_math(), b.to_math())))
     }
 }
 
@@ -163,19 +161,9 @@ mod tests {
             assert_eq!(a.to_bits(), b.to_bits(), "{i:#x}");
         }
         // Every f32 exponent, with mantissas around each rounding boundary, and specials.
-        let mut xs = vec![
-            0u32,
-            0x8000_0000,
-            0x7f80_0000,
-            0xff80_0000,
-            0x7fc0_0000,
-            0x7f80_0001,
-            0xffff_ffff,
-        ];
+        let mut xs = vec![0u32, 0x8000_0000, 0x7f80_0000, 0xff80_0000, 0x7fc0_0000, 0x7f80_0001, 0xffff_ffff];
         for e in 0..256u32 {
-            for m in [
-                0u32, 1, 0x7fff, 0x8000, 0x8001, 0x1_7fff, 0x1_8000, 0x1_8001, 0x7f_ffff, 0x7f_8000,
-            ] {
+            for m in [0u32, 1, 0x7fff, 0x8000, 0x8001, 0x1_7fff, 0x1_8000, 0x1_8001, 0x7f_ffff, 0x7f_8000] {
                 for sign in [0, 0x8000_0000] {
                     xs.push(sign | (e << 23) | m);
                 }

@@ -23,7 +23,9 @@ pub enum OutputMode {
     Out,
 }
 
-/// The outputs of one structured-kernel call. See the [module docs](self).
+/// The outputs of one structured-kernel call: what `set_output` does once the meta function
+/// knows an output's geometry depends on the variant (functional: allocate; inplace: check
+/// `self`; out: check dtype/device and resize).
 pub struct StructuredOutputs {
     mode: OutputMode,
     /// Tensors the caller supplied (inplace `self`, `out=` tensors); `None` for functional slots.
@@ -35,20 +37,12 @@ pub struct StructuredOutputs {
 impl StructuredOutputs {
     /// `n` outputs, each allocated by `set_output`.
     pub fn functional(n: usize) -> Self {
-        StructuredOutputs {
-            mode: OutputMode::Functional,
-            given: vec![None; n],
-            results: vec![None; n],
-        }
+        StructuredOutputs { mode: OutputMode::Functional, given: vec![None; n], results: vec![None; n] }
     }
 
     /// One output, `self_`, written in place.
     pub fn inplace(self_: &Tensor) -> Self {
-        StructuredOutputs {
-            mode: OutputMode::Inplace,
-            given: vec![Some(self_.clone())],
-            results: vec![None],
-        }
+        StructuredOutputs { mode: OutputMode::Inplace, given: vec![Some(self_.clone())], results: vec![None] }
     }
 
     /// The user's `out=` tensors.
@@ -64,11 +58,7 @@ impl StructuredOutputs {
     /// the plain [`TensorIteratorConfig::build`](super::TensorIteratorConfig::build) uses.
     pub(crate) fn from_given(given: Vec<Option<Tensor>>) -> Self {
         let n = given.len();
-        StructuredOutputs {
-            mode: OutputMode::Out,
-            given,
-            results: vec![None; n],
-        }
+        StructuredOutputs { mode: OutputMode::Out, given, results: vec![None; n] }
     }
 
     pub fn mode(&self) -> OutputMode {
@@ -129,9 +119,7 @@ impl StructuredOutputs {
     /// # Panics
     /// If `set_output(idx, ..)` has not been called.
     pub fn output(&self, idx: usize) -> &Tensor {
-        self.results[idx]
-            .as_ref()
-            .unwrap_or_else(|| panic!("set_output was not called for output {idx}"))
+        self.results[idx].as_ref().unwrap_or_else(|| panic!("set_output was not called for output {idx}"))
     }
 
     /// The user-visible results: the new tensors (functional), `self` (inplace), or the `out=`
@@ -144,10 +132,7 @@ impl StructuredOutputs {
             .into_iter()
             .zip(self.given)
             .enumerate()
-            .map(|(i, (r, g))| {
-                r.or(g)
-                    .unwrap_or_else(|| panic!("set_output was not called for output {i}"))
-            })
+            .map(|(i, (r, g))| r.or(g).unwrap_or_else(|| panic!("set_output was not called for output {i}")))
             .collect()
     }
 }
@@ -178,13 +163,7 @@ fn check_inplace(t: &Tensor, sizes: &[i64], dtype: DType, device: Device) -> Res
 
 /// PyTorch's `resize_out`: check device and dtype, then resize; only a tensor that was actually
 /// resized gets the requested strides.
-fn resize_out(
-    t: &Tensor,
-    sizes: &[i64],
-    strides: Option<&[i64]>,
-    dtype: DType,
-    device: Device,
-) -> Result<()> {
+fn resize_out(t: &Tensor, sizes: &[i64], strides: Option<&[i64]>, dtype: DType, device: Device) -> Result<()> {
     if t.device() != device {
         return Err(Error::device(format!(
             "Expected out tensor to have device {device}, but got {} instead",
@@ -192,10 +171,7 @@ fn resize_out(
         )));
     }
     if t.dtype() != dtype {
-        return Err(Error::dtype(format!(
-            "Expected out tensor to have dtype {dtype}, but got {} instead",
-            t.dtype()
-        )));
+        return Err(Error::dtype(format!("Expected out tensor to have dtype {dtype}, but got {} instead", t.dtype())));
     }
     if t.sizes() != sizes {
         resize_as_requested(t, sizes, strides)?;
@@ -204,11 +180,7 @@ fn resize_out(
 }
 
 /// Resizes `t` to `sizes`, with `strides` when given and contiguous strides otherwise.
-pub(crate) fn resize_as_requested(
-    t: &Tensor,
-    sizes: &[i64],
-    strides: Option<&[i64]>,
-) -> Result<()> {
+pub(crate) fn resize_as_requested(t: &Tensor, sizes: &[i64], strides: Option<&[i64]>) -> Result<()> {
     t.resize_(sizes, MemoryFormat::Contiguous)?;
     if let Some(st) = strides {
         if t.strides() != st {

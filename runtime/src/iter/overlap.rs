@@ -23,12 +23,10 @@ pub enum MemOverlapStatus {
     No,
 }
 
-const INTERNAL_OVERLAP_MSG: &str =
-    "unsupported operation: more than one element of the written-to tensor refers to a \
+const INTERNAL_OVERLAP_MSG: &str = "unsupported operation: more than one element of the written-to tensor refers to a \
      single memory location. Please clone() the tensor before performing the operation.";
 
-const PARTIAL_OVERLAP_MSG: &str =
-    "unsupported operation: some elements of the input tensor and the written-to tensor \
+const PARTIAL_OVERLAP_MSG: &str = "unsupported operation: some elements of the input tensor and the written-to tensor \
      refer to a single memory location. Please clone() the tensor before performing the operation.";
 
 /// `has_internal_overlap`: dense tensors never overlap; a stride-0 dim of size > 1 always does;
@@ -38,13 +36,8 @@ pub fn has_internal_overlap(t: &Tensor) -> MemOverlap {
     if l.is_non_overlapping_and_dense() {
         return MemOverlap::No;
     }
-    let mut dims: Vec<(i64, i64)> = l
-        .sizes
-        .iter()
-        .zip(l.strides.iter())
-        .filter(|(&s, _)| s > 1)
-        .map(|(&s, &st)| (st.abs(), s))
-        .collect();
+    let mut dims: Vec<(i64, i64)> =
+        l.sizes.iter().zip(l.strides.iter()).filter(|(&s, _)| s > 1).map(|(&s, &st)| (st.abs(), s)).collect();
     if dims.iter().any(|&(st, _)| st == 0) {
         return MemOverlap::Yes;
     }
@@ -116,9 +109,7 @@ pub(crate) fn assert_no_partial_overlap(a: &Tensor, b: &Tensor) -> Result<()> {
 /// Errors if `a` and `b` share any element (full aliasing included).
 pub(crate) fn assert_no_overlap(a: &Tensor, b: &Tensor) -> Result<()> {
     match get_overlap_status(a, b) {
-        MemOverlapStatus::Partial | MemOverlapStatus::Full => {
-            Err(Error::overlap(PARTIAL_OVERLAP_MSG))
-        }
+        MemOverlapStatus::Partial | MemOverlapStatus::Full => Err(Error::overlap(PARTIAL_OVERLAP_MSG)),
         _ => Ok(()),
     }
 }

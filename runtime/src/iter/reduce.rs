@@ -28,11 +28,7 @@ use crate::tensor::{wrap_dim, Element, Tensor};
 /// The output shape of reducing `sizes` over `dims` (`None` or empty: every dim, as
 /// `torch.sum(x, dim=[])` does), and the mask of reduced dims. Negative dims wrap; a repeated
 /// dim is an error.
-pub fn reduction_output_shape(
-    sizes: &[i64],
-    dims: Option<&[i64]>,
-    keepdim: bool,
-) -> Result<(Vec<i64>, Vec<bool>)> {
+pub fn reduction_output_shape(sizes: &[i64], dims: Option<&[i64]>, keepdim: bool) -> Result<(Vec<i64>, Vec<bool>)> {
     let nd = sizes.len();
     let mut mask = vec![false; nd];
     match dims {
@@ -44,9 +40,7 @@ pub fn reduction_output_shape(
                     continue;
                 }
                 if mask[w] {
-                    return Err(Error::value(format!(
-                        "dim {w} appears multiple times in the list of dims"
-                    )));
+                    return Err(Error::value(format!("dim {w} appears multiple times in the list of dims")));
                 }
                 mask[w] = true;
             }
@@ -71,21 +65,14 @@ pub fn review_reduce_result(out: &Tensor, mask: &[bool], keepdim: bool) -> Resul
         return Ok(out.clone());
     }
     let l = out.layout();
-    let (mut sizes, mut strides) = (
-        Vec::with_capacity(mask.len()),
-        Vec::with_capacity(mask.len()),
-    );
+    let (mut sizes, mut strides) = (Vec::with_capacity(mask.len()), Vec::with_capacity(mask.len()));
     let mut src = 0;
     for &m in mask {
         if m {
             sizes.push(1);
             strides.push(0);
         } else {
-            sizes.push(
-                *l.sizes
-                    .get(src)
-                    .ok_or_else(|| Error::shape("reduction output has too few dims"))?,
-            );
+            sizes.push(*l.sizes.get(src).ok_or_else(|| Error::shape("reduction output has too few dims"))?);
             strides.push(l.strides[src]);
             src += 1;
         }
@@ -105,12 +92,7 @@ pub fn review_reduce_result(out: &Tensor, mask: &[bool], keepdim: bool) -> Resul
 ///
 /// The kernels want input and output of one dtype (PyTorch's CPU `sum` converts the input to
 /// the output dtype first): pass `to_dtype(input, out.dtype())` when they differ.
-pub fn make_reduction(
-    out: &Tensor,
-    input: &Tensor,
-    dims: Option<&[i64]>,
-    keepdim: bool,
-) -> Result<TensorIterator> {
+pub fn make_reduction(out: &Tensor, input: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<TensorIterator> {
     let (shape, mask) = reduction_output_shape(&input.sizes(), dims, keepdim)?;
     if out.sizes() != shape[..] {
         return Err(Error::shape(format!(
@@ -120,10 +102,7 @@ pub fn make_reduction(
     }
     assert_no_overlap(out, input)?;
     let viewed = review_reduce_result(out, &mask, keepdim)?;
-    reduce_op_config()
-        .add_output(&viewed)
-        .add_input(input)
-        .build()
+    reduce_op_config().add_output(&viewed).add_input(input).build()
 }
 
 /// Errors when a reduction without identity (`max`, `amax`, `argmax` …) would reduce nothing:
@@ -174,10 +153,7 @@ pub fn reduce_kernel<T: OpMath, Acc: Copy + Send + Sync, Out: Element>(
     combine: impl Fn(Acc, Acc) -> Acc + Sync,
     project: impl Fn(Acc) -> Out + Sync,
 ) {
-    assert!(
-        iter.noutputs() == 1 && iter.ninputs() == 1,
-        "reduce_kernel: needs one output and one input"
-    );
+    assert!(iter.noutputs() == 1 && iter.ninputs() == 1, "reduce_kernel: needs one output and one input");
     assert!(
         iter.dtype(0) == Out::DTYPE && iter.dtype(1) == T::DTYPE,
         "reduce_kernel: operands are {} <- {} but the kernel was instantiated for {} <- {}",

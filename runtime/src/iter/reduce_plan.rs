@@ -76,12 +76,7 @@ impl ReducePlan {
 
     /// Calls `f(ptr, stride, len, first_flat_index)` for each run of the flattened reduced
     /// `range` along the fastest reduced dim, starting at input address `base`.
-    pub fn walk(
-        &self,
-        base: *const u8,
-        range: Range<usize>,
-        f: &mut dyn FnMut(*const u8, isize, usize, usize),
-    ) {
+    pub fn walk(&self, base: *const u8, range: Range<usize>, f: &mut dyn FnMut(*const u8, isize, usize, usize)) {
         if range.is_empty() {
             return;
         }
@@ -98,11 +93,7 @@ impl ReducePlan {
         }
         let mut pos = range.start;
         while pos < range.end {
-            let off: isize = idx
-                .iter()
-                .zip(&self.red)
-                .map(|(&i, &(_, st))| i as isize * st)
-                .sum();
+            let off: isize = idx.iter().zip(&self.red).map(|(&i, &(_, st))| i as isize * st).sum();
             let len = (n0 - idx[0]).min(range.end - pos);
             f(base.wrapping_offset(off), s0, len, pos);
             pos += len;
@@ -134,11 +125,7 @@ pub(crate) fn drive<Acc: Send>(
     let threads = rayon::current_num_threads();
     let serial = parallel_chunks(total, GRAIN_SIZE) <= 1;
     if serial || nunits >= threads || nred < GRAIN_SIZE {
-        let chunks = if serial {
-            1
-        } else {
-            parallel_chunks(nunits, (GRAIN_SIZE / nred.max(1)).max(1))
-        };
+        let chunks = if serial { 1 } else { parallel_chunks(nunits, (GRAIN_SIZE / nred.max(1)).max(1)) };
         let step = nunits.div_ceil(chunks);
         let run = |c: usize| {
             for u in c * step..((c + 1) * step).min(nunits) {
@@ -156,14 +143,9 @@ pub(crate) fn drive<Acc: Send>(
     let chunks = parallel_chunks(nred, GRAIN_SIZE);
     let step = nred.div_ceil(chunks);
     for u in 0..nunits {
-        let parts: Vec<Acc> = (0..chunks)
-            .into_par_iter()
-            .map(|c| partial(u, c * step..((c + 1) * step).min(nred)))
-            .collect();
-        let acc = parts
-            .into_iter()
-            .reduce(combine)
-            .expect("at least one chunk");
+        let parts: Vec<Acc> =
+            (0..chunks).into_par_iter().map(|c| partial(u, c * step..((c + 1) * step).min(nred))).collect();
+        let acc = parts.into_iter().reduce(combine).expect("at least one chunk");
         finish(u, acc);
     }
 }

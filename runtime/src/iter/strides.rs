@@ -22,12 +22,7 @@ impl Builder<'_> {
         if self.cfg.is_reduction || !self.all_same_shape {
             return None;
         }
-        let counted = || {
-            self.ops
-                .iter()
-                .filter(|o| !o.will_resize)
-                .filter_map(|o| o.tensor.as_ref())
-        };
+        let counted = || self.ops.iter().filter(|o| !o.will_resize).filter_map(|o| o.tensor.as_ref());
         let contiguous = counted().all(|t| t.is_contiguous());
         if self.cfg.enforce_linear_iteration {
             return contiguous.then_some(FastSetup::Contiguous);
@@ -51,20 +46,11 @@ impl Builder<'_> {
             }
             match reference {
                 None => reference = Some(i),
-                Some(r)
-                    if self.ops[r]
-                        .tensor
-                        .as_ref()
-                        .is_some_and(|x| x.strides() != t.strides()) =>
-                {
-                    return None
-                }
+                Some(r) if self.ops[r].tensor.as_ref().is_some_and(|x| x.strides() != t.strides()) => return None,
                 _ => {}
             }
         }
-        let last_defined = (0..self.ops.len())
-            .rev()
-            .find(|&i| self.ops[i].tensor.is_some())?;
+        let last_defined = (0..self.ops.len()).rev().find(|&i| self.ops[i].tensor.is_some())?;
         Some(FastSetup::NonOverlappingDense(last_defined))
     }
 
@@ -77,12 +63,8 @@ impl Builder<'_> {
         let shape = self.shape.clone();
         let strides: Option<Vec<i64>> = match kind {
             FastSetup::Contiguous => None,
-            FastSetup::ChannelsLast => {
-                Some(strides_for_format(&shape, MemoryFormat::ChannelsLast).to_vec())
-            }
-            FastSetup::NonOverlappingDense(i) => {
-                self.ops[i].tensor.as_ref().map(|t| t.strides().to_vec())
-            }
+            FastSetup::ChannelsLast => Some(strides_for_format(&shape, MemoryFormat::ChannelsLast).to_vec()),
+            FastSetup::NonOverlappingDense(i) => self.ops[i].tensor.as_ref().map(|t| t.strides().to_vec()),
         };
         for i in 0..self.nout {
             self.set_output(outs, i, &shape, strides.as_deref())?;
@@ -94,11 +76,7 @@ impl Builder<'_> {
         }
         for op in &mut self.ops {
             let es = op.tensor.as_ref().map_or(1, |t| t.dtype().size() as i64);
-            op.stride_bytes = if shape.is_empty() {
-                Vec::new()
-            } else {
-                vec![es]
-            };
+            op.stride_bytes = if shape.is_empty() { Vec::new() } else { vec![es] };
         }
         Ok(true)
     }
@@ -148,11 +126,7 @@ impl Builder<'_> {
         let off = ndim - l.dim();
         let mut st = vec![0; ndim];
         for i in 0..l.dim() {
-            st[off + i] = if l.sizes[i] == 1 && self.full_shape[off + i] != 1 {
-                0
-            } else {
-                l.strides[i] * es
-            };
+            st[off + i] = if l.sizes[i] == 1 && self.full_shape[off + i] != 1 { 0 } else { l.strides[i] * es };
         }
         Ok(st)
     }
@@ -233,16 +207,9 @@ impl Builder<'_> {
 
     /// Allocates undefined outputs and resizes the ones marked for it, contiguous in the
     /// iteration (stride-sorted) order; every output is then told to `set_output`.
-    pub(super) fn allocate_or_resize_outputs(
-        &mut self,
-        outs: &mut StructuredOutputs,
-    ) -> Result<()> {
+    pub(super) fn allocate_or_resize_outputs(&mut self, outs: &mut StructuredOutputs) -> Result<()> {
         let ndim = self.shape.len();
-        let inverted = self
-            .perm
-            .iter()
-            .enumerate()
-            .all(|(j, &p)| p == ndim - 1 - j);
+        let inverted = self.perm.iter().enumerate().all(|(j, &p)| p == ndim - 1 - j);
         for i in 0..self.nout {
             let op = &self.ops[i];
             if op.tensor.is_none() || op.will_resize {
@@ -253,20 +220,12 @@ impl Builder<'_> {
                     next *= self.shape[d];
                 }
                 let sizes = self.full_shape.clone();
-                self.set_output(
-                    outs,
-                    i,
-                    &sizes,
-                    if inverted { None } else { Some(&strides) },
-                )?;
+                self.set_output(outs, i, &sizes, if inverted { None } else { Some(&strides) })?;
             } else {
                 let sizes = op.tensor.as_ref().map(|t| t.sizes()).unwrap_or_default();
                 self.set_output(outs, i, &sizes, None)?;
             }
-            let t = self.ops[i]
-                .tensor
-                .clone()
-                .expect("set_output defined the output");
+            let t = self.ops[i].tensor.clone().expect("set_output defined the output");
             let st = self.broadcast_strides(&t)?;
             self.ops[i].stride_bytes = self.perm.iter().map(|&p| st[p]).collect();
         }
@@ -282,11 +241,7 @@ impl Builder<'_> {
         }
         let can_coalesce = |ops: &[Operand], shape: &[i64], d0: usize, d1: usize| {
             let (s0, s1) = (shape[d0], shape[d1]);
-            s0 == 1
-                || s1 == 1
-                || ops
-                    .iter()
-                    .all(|o| s0 * o.stride_bytes[d0] == o.stride_bytes[d1])
+            s0 == 1 || s1 == 1 || ops.iter().all(|o| s0 * o.stride_bytes[d0] == o.stride_bytes[d1])
         };
         let mut prev = 0;
         for dim in 1..ndim {

@@ -59,12 +59,7 @@ fn lanes_sum<T: SumElem>(x: &[T]) -> T::Acc {
 
 /// `LANES` independent accumulators, then the tail.
 #[inline(always)]
-fn lanes_sum_by<S: Copy, A: Copy>(
-    x: &[S],
-    zero: A,
-    add: impl Fn(A, A) -> A,
-    conv: impl Fn(S) -> A,
-) -> A {
+fn lanes_sum_by<S: Copy, A: Copy>(x: &[S], zero: A, add: impl Fn(A, A) -> A, conv: impl Fn(S) -> A) -> A {
     let mut acc = [zero; LANES];
     let chunks = x.chunks_exact(LANES);
     let tail = chunks.remainder();
@@ -175,10 +170,7 @@ struct Cascade<A: Copy, const W: usize> {
 
 impl<A: Copy, const W: usize> Cascade<A, W> {
     fn new() -> Self {
-        Cascade {
-            levels: Vec::new(),
-            occupied: 0,
-        }
+        Cascade { levels: Vec::new(), occupied: 0 }
     }
     /// Pushes `x`, of which only the first `w` entries are used.
     fn push(&mut self, mut x: [A; W], w: usize, add: impl Fn(A, A) -> A) {
@@ -220,11 +212,7 @@ fn sum_inner<T: SumElem>(plan: &ReducePlan) {
             // valid input elements of dtype T; the input is not written during the reduction.
             unsafe {
                 if st == es || len == 1 {
-                    cascade.push(
-                        [pairwise_sum(std::slice::from_raw_parts(p as *const T, len))],
-                        1,
-                        T::add,
-                    );
+                    cascade.push([pairwise_sum(std::slice::from_raw_parts(p as *const T, len))], 1, T::add);
                 } else {
                     let mut i = 0;
                     while i < len {
@@ -258,10 +246,7 @@ fn sum_columns<T: SumElem>(plan: &ReducePlan) {
     let groups_per_line = ncols.div_ceil(COLS);
     let nunits = plan.nout / ncols * groups_per_line;
     let unit_start = |u: usize| {
-        (
-            u / groups_per_line * ncols + u % groups_per_line * COLS,
-            (ncols - u % groups_per_line * COLS).min(COLS),
-        )
+        (u / groups_per_line * ncols + u % groups_per_line * COLS, (ncols - u % groups_per_line * COLS).min(COLS))
     };
     let partial = |u: usize, range: Range<usize>| -> [T::Acc; COLS] {
         let (first, w) = unit_start(u);
@@ -274,8 +259,7 @@ fn sum_columns<T: SumElem>(plan: &ReducePlan) {
             for i in 0..len {
                 // SAFETY: row `i` of the run starts at a valid input element, and the `w`
                 // columns after it are contiguous elements of the kept dim (stride = size of T).
-                let row =
-                    unsafe { std::slice::from_raw_parts(p.offset(i as isize * st) as *const T, w) };
+                let row = unsafe { std::slice::from_raw_parts(p.offset(i as isize * st) as *const T, w) };
                 T::add_row(&mut cur[..w], row);
                 rows += 1;
                 if rows == ROWS_PER_PUSH {
@@ -310,8 +294,7 @@ fn sum_typed<T: SumElem>(iter: &TensorIterator) {
     let plan = ReducePlan::new(iter);
     let es = size_of::<T>() as isize;
     let inner_contiguous = plan.red.first().is_some_and(|r| r.1 == es);
-    let columns =
-        !inner_contiguous && !plan.red.is_empty() && plan.kept.first().is_some_and(|k| k.1 == es);
+    let columns = !inner_contiguous && !plan.red.is_empty() && plan.kept.first().is_some_and(|k| k.1 == es);
     if columns {
         sum_columns::<T>(&plan)
     } else {
@@ -325,10 +308,7 @@ fn sum_typed<T: SumElem>(iter: &TensorIterator) {
 /// # Panics
 /// If the iterator does not have one output and one input of the same dtype.
 pub fn sum_kernel(iter: &TensorIterator) {
-    assert!(
-        iter.noutputs() == 1 && iter.ninputs() == 1,
-        "sum_kernel: needs one output and one input"
-    );
+    assert!(iter.noutputs() == 1 && iter.ninputs() == 1, "sum_kernel: needs one output and one input");
     assert!(
         iter.dtype(0) == iter.dtype(1),
         "sum_kernel: output dtype {} differs from input dtype {}; convert the input first",

@@ -23,10 +23,7 @@ impl Tensor {
     pub fn from_slice<T: Element>(data: &[T], sizes: &[i64]) -> Result<Tensor> {
         let numel: i64 = sizes.iter().product();
         if sizes.iter().any(|&s| s < 0) || numel as usize != data.len() {
-            return Err(Error::shape(format!(
-                "shape {sizes:?} is invalid for input of size {}",
-                data.len()
-            )));
+            return Err(Error::shape(format!("shape {sizes:?} is invalid for input of size {}", data.len())));
         }
         let storage = Storage::new(std::mem::size_of_val(data), Device::Cpu)?;
         // SAFETY: the storage was just allocated with exactly `size_of_val(data)` bytes and is
@@ -75,10 +72,7 @@ impl Tensor {
     /// The value of a one-element tensor.
     pub fn item<T: Element>(&self) -> Result<T> {
         if self.numel() != 1 {
-            return Err(Error::value(format!(
-                "a Tensor with {} elements cannot be converted to Scalar",
-                self.numel()
-            )));
+            return Err(Error::value(format!("a Tensor with {} elements cannot be converted to Scalar", self.numel())));
         }
         Ok(self.to_vec::<T>()?[0])
     }
@@ -86,7 +80,7 @@ impl Tensor {
 
 /// Calls `f` with the element offset of every index of a strided layout, in row-major order.
 pub fn for_each_offset(sizes: &[i64], strides: &[i64], mut f: impl FnMut(i64)) {
-    if sizes.iter().any(|&s| s == 0) {
+    if sizes.contains(&0) {
         return;
     }
     let nd = sizes.len();
@@ -125,7 +119,11 @@ impl std::fmt::Display for Tensor {
             if is_bool {
                 (if v != 0.0 { "True" } else { "False" }).to_string()
             } else if float {
-                if v.fract() == 0.0 && v.abs() < 1e16 { format!("{v:.0}.") } else { format!("{v:.4}") }
+                if v.fract() == 0.0 && v.abs() < 1e16 {
+                    format!("{v:.0}.")
+                } else {
+                    format!("{v:.4}")
+                }
             } else {
                 format!("{v}")
             }

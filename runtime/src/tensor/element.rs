@@ -66,16 +66,46 @@ macro_rules! match_dtype {
     ($dtype:expr, $T:ident => $body:expr) => {{
         use $crate::DType as __D;
         match $dtype {
-            __D::Bool => { type $T = bool; $body }
-            __D::U8 => { type $T = u8; $body }
-            __D::I8 => { type $T = i8; $body }
-            __D::I16 => { type $T = i16; $body }
-            __D::I32 => { type $T = i32; $body }
-            __D::I64 => { type $T = i64; $body }
-            __D::F16 => { type $T = $crate::dtype::f16; $body }
-            __D::BF16 => { type $T = $crate::dtype::bf16; $body }
-            __D::F32 => { type $T = f32; $body }
-            __D::F64 => { type $T = f64; $body }
+            __D::Bool => {
+                type $T = bool;
+                $body
+            }
+            __D::U8 => {
+                type $T = u8;
+                $body
+            }
+            __D::I8 => {
+                type $T = i8;
+                $body
+            }
+            __D::I16 => {
+                type $T = i16;
+                $body
+            }
+            __D::I32 => {
+                type $T = i32;
+                $body
+            }
+            __D::I64 => {
+                type $T = i64;
+                $body
+            }
+            __D::F16 => {
+                type $T = $crate::dtype::f16;
+                $body
+            }
+            __D::BF16 => {
+                type $T = $crate::dtype::bf16;
+                $body
+            }
+            __D::F32 => {
+                type $T = f32;
+                $body
+            }
+            __D::F64 => {
+                type $T = f64;
+                $body
+            }
         }
     }};
 }

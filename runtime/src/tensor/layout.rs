@@ -81,7 +81,7 @@ impl TensorLayout {
 
 /// Elements needed to hold a tensor of these sizes and strides: `1 + Σ (size-1)·stride`.
 pub fn storage_span(sizes: &[i64], strides: &[i64]) -> i64 {
-    if sizes.iter().any(|&s| s == 0) {
+    if sizes.contains(&0) {
         return 0;
     }
     1 + sizes.iter().zip(strides).map(|(&s, &st)| (s - 1) * st).sum::<i64>()
@@ -116,7 +116,7 @@ pub fn strides_for_format(sizes: &[i64], format: MemoryFormat) -> DimVec {
 
 /// Strides of size-1 dims are ignored; any tensor with a zero-size dim is contiguous.
 pub fn compute_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
-    if sizes.iter().any(|&s| s == 0) {
+    if sizes.contains(&0) {
         return true;
     }
     let mut expected = 1i64;
@@ -134,7 +134,7 @@ pub fn compute_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
 /// Whether the layout is exactly the channels-last layout (ignoring size-1 strides).
 fn is_channels_last_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
     let order: &[usize] = if sizes.len() == 4 { &[1, 3, 2, 0] } else { &[1, 4, 3, 2, 0] };
-    if sizes.iter().any(|&s| s == 0) {
+    if sizes.contains(&0) {
         return true;
     }
     let mut expected = 1i64;

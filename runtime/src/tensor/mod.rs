@@ -12,8 +12,8 @@ mod layout;
 
 pub use element::Element;
 pub use layout::{
-    compute_contiguous, compute_non_overlapping_and_dense, contiguous_strides,
-    is_channels_last_strides, storage_span, strides_for_format, TensorLayout,
+    compute_contiguous, compute_non_overlapping_and_dense, contiguous_strides, is_channels_last_strides, storage_span,
+    strides_for_format, TensorLayout,
 };
 
 use crate::device::{Device, MemoryFormat};
@@ -59,9 +59,7 @@ impl Tensor {
     pub fn empty_strided(sizes: &[i64], strides: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
         check_sizes(sizes)?;
         if sizes.len() != strides.len() {
-            return Err(Error::shape(format!(
-                "sizes {sizes:?} and strides {strides:?} have different lengths"
-            )));
+            return Err(Error::shape(format!("sizes {sizes:?} and strides {strides:?} have different lengths")));
         }
         if strides.iter().any(|&s| s < 0) {
             return Err(Error::value(format!("negative strides are not supported: {strides:?}")));
@@ -100,7 +98,9 @@ impl Tensor {
         let l = self.layout();
         let storage = Storage::new(self.storage().nbytes(), device)?;
         // SAFETY: both storages own at least `nbytes` bytes of host memory and are distinct.
-        unsafe { std::ptr::copy_nonoverlapping(self.storage().data_ptr(), storage.data_ptr(), self.storage().nbytes()) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.storage().data_ptr(), storage.data_ptr(), self.storage().nbytes())
+        };
         Tensor::from_parts(storage, self.dtype(), l)
     }
 
