@@ -158,6 +158,16 @@ case("where", torch.where, [("t", (2, 3), torch.bool, "c"), ("t", (2, 3), torch.
 case("where", torch.where, [("t", (2, 1), torch.bool, "c"), ("t", (1, 3), torch.int64, "c"), ("t", (2, 3), torch.int32, "c")])
 case("where", torch.where, [("t", (2, 3), torch.float32, "c"), ("t", (2, 3), torch.float32, "c"), ("t", (2, 3), torch.float32, "c")])
 
+# ---- bool tensors: + is or, * is and; negation and relu are rejected ----
+for name, fn in [("add", torch.add), ("mul", torch.mul), ("maximum", torch.maximum), ("minimum", torch.minimum),
+                 ("eq", torch.eq), ("lt", torch.lt), ("ge", torch.ge)]:
+    case(name, fn, [("t", (6,), torch.bool, "c"), ("t", (6,), torch.bool, "c")])
+case("add_scalar", torch.add, [("t", (6,), torch.bool, "c"), ("s", True)])
+case("mul_scalar", torch.mul, [("t", (6,), torch.bool, "c"), ("s", False)])
+case("add_scalar", torch.add, [("t", (6,), torch.bool, "c"), ("s", 3)])
+case("neg", torch.neg, [("t", (6,), torch.bool, "c")])
+case("relu", torch.relu, [("t", (6,), torch.bool, "c")])
+
 # ---- reductions ----
 for d in [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int32, torch.bool]:
     case("sum", torch.sum, [("t", (3, 4, 5), d, "c")])

@@ -1,6 +1,6 @@
 //! Argument checks that generated pointwise meta functions run first (`pointwise_check:`).
 
-use crate::generated::decls::{SubCheck, SubScalarCheck};
+use crate::generated::decls::{NegCheck, ReluCheck, SubCheck, SubScalarCheck};
 use crate::Meta;
 use oxten_runtime::{DType, Error, Result, Scalar, Tensor};
 
@@ -28,5 +28,25 @@ impl SubCheck for Meta {
 impl SubScalarCheck for Meta {
     fn sub_scalar_check(self_: &Tensor, other: Scalar, _alpha: Scalar) -> Result<()> {
         sub_bool_check(self_.dtype() == DType::Bool, other.is_bool())
+    }
+}
+
+impl NegCheck for Meta {
+    fn neg_check(self_: &Tensor) -> Result<()> {
+        if self_.dtype() == DType::Bool {
+            return Err(Error::dtype(
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead.",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl ReluCheck for Meta {
+    fn relu_check(self_: &Tensor) -> Result<()> {
+        if self_.dtype() == DType::Bool {
+            return Err(Error::dtype("Boolean inputs not supported for relu"));
+        }
+        Ok(())
     }
 }

@@ -96,6 +96,10 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
     for d in &dtypes {
         let _ = writeln!(s, "DType::{d} => {name}_loop::<{}, _>(iter{const_args}),", rust_storage(d));
     }
+    let bool_ok = expr.supports_bool();
+    if bool_ok {
+        let _ = writeln!(s, "DType::Bool => {name}_loop_bool::<u8>(iter{const_args}),");
+    }
     let _ = writeln!(
         s,
         "other => return Err(oxten_runtime::Error::dtype(format!(\"\\\"{name}\\\" not implemented for '{{}}'\", scalar_type_name(other)))),\n}}\nOk(())\n}}"
@@ -128,6 +132,24 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
         };
         let tp: Vec<String> = closure_params.iter().map(|p| format!("{p}: T")).collect();
         let _ = writeln!(s, "{fn_name}::<S>(iter, move |{}| {body});\n}}", tp.join(", "));
+    }
+    if bool_ok {
+        // Bools compute as 0/1 in an integer type; a numeric result is stored as `!= 0`.
+        let _ =
+            writeln!(s, "#[inline(never)]\nfn {name}_loop_bool<T: m::Element>(iter: &TensorIterator{const_params}) {{");
+        for c in &constants {
+            let _ = writeln!(s, "let {c}: T = <T as m::Element>::from_i64({c}.to_i64());");
+        }
+        let loads: String = closure_params
+            .iter()
+            .filter(|p| !p.starts_with('_'))
+            .map(|p| format!("let {p}: T = <T as m::Element>::from_i64({p} as i64);"))
+            .collect();
+        let bp: Vec<String> = closure_params.iter().map(|p| format!("{p}: bool")).collect();
+        let fn_name = ["cpu_kernel_unary", "cpu_kernel_binary", "cpu_kernel_ternary"][params.len() - 1];
+        let tys = vec!["bool"; params.len()].join(", ");
+        let result = if bool_out { body.clone() } else { format!("({body}) != <T as m::Element>::zero()") };
+        let _ = writeln!(s, "{fn_name}::<{tys}, bool>(iter, move |{}| {{ {loads} {result} }});\n}}", bp.join(", "));
     }
     Ok(s)
 }

@@ -197,6 +197,27 @@ impl PointwiseExpr {
         float
     }
 
+    /// Whether the expression has a meaning on bool tensors, the way PyTorch defines its
+    /// arithmetic there: bools compute as 0/1 and results are non-zero tests, so `+` is "or",
+    /// `*` is "and", `max`/`min`, comparisons, logic and `where` work; negation, subtraction,
+    /// `abs`, `relu` and every floating function do not (PyTorch rejects them on bool).
+    pub fn supports_bool(&self) -> bool {
+        if self.requires_float() {
+            return false;
+        }
+        let mut ok = true;
+        self.root.visit(&mut |e| {
+            let allowed = match e {
+                Expr::Unary { op, .. } => *op == UnaryOp::Not,
+                Expr::Binary { op, .. } => !matches!(op, BinaryOp::Sub | BinaryOp::Div),
+                Expr::Call { func, .. } => matches!(func, Func::Max | Func::Min | Func::Where),
+                _ => true,
+            };
+            ok &= allowed;
+        });
+        ok
+    }
+
     /// Whether the result is a boolean (the top level is a comparison or a
     /// logical operation, or a `where` between booleans).
     pub fn returns_bool(&self) -> bool {

@@ -1,0 +1,156 @@
+//! End-to-end behaviour of the spine through the public API: structured functional / in-place /
+//! out= variants, meta tensors, views and the version counter, factories reaching the device's
+//! backend, and the error contract.
+
+use oxten::options::{AddOpts, EmptyOpts};
+use oxten::{DType, Device, ErrorKind, MemoryFormat, Tensor};
+
+fn t(v: &[f32], s: &[i64]) -> Tensor {
+    Tensor::from_vec(v.to_vec(), s).unwrap()
+}
+
+#[test]
+fn one_structured_declaration_gives_three_agreeing_variants() {
+    let a = t(&[1., 2., 3., 4., 5., 6.], &[2, 3]);
+    let b = t(&[10., 20., 30.], &[3]);
+    let f = a.add_with(&b, AddOpts { alpha: 2.into() });
+    let out = oxten::empty(&[2, 3]);
+    oxten::add_out_with(&a, &b, &out, oxten::options::AddOutOpts { alpha: 2.into() });
+    let inplace = a.deep_clone();
+    let r = inplace.add_with_(&b, oxten::options::AddInplaceOpts { alpha: 2.into() });
+    let want = [21., 42., 63., 24., 45., 66.];
+    assert_eq!(f.to_vec::<f32>().unwrap(), want);
+    assert_eq!(out.to_vec::<f32>().unwrap(), want);
+    assert_eq!(inplace.to_vec::<f32>().unwrap(), want);
+    assert!(r.is_same(&inplace), "in-place ops return self");
+}
+
+#[test]
+fn out_variant_resizes_writes_through_views_and_rejects_unsafe_casts() {
+    let a = t(&[1., 2., 3., 4.], &[2, 2]);
+    // A wrongly sized out is resized (PyTorch's resize_out).
+    let out = oxten::empty(&[7]);
+    let r = oxten::add_out(&a, &a, &out);
+    assert!(r.is_same(&out));
+    assert_eq!(out.sizes(), [2, 2]);
+    assert_eq!(out.to_vec::<f32>().unwrap(), [2., 4., 6., 8.]);
+    // A strided out (a transposed view of a base) is written through, strides kept.
+    let base = oxten::zeros(&[2, 2]);
+    let view = base.t();
+    oxten::add_out(&a, &a, &view);
+    assert_eq!(view.strides(), [1, 2]);
+    assert_eq!(base.to_vec::<f32>().unwrap(), [2., 6., 4., 8.]);
+    // A column of a wider base: only that column changes.
+    let wide = oxten::zeros(&[2, 3]);
+    let col = wide.select(1, 1);
+    oxten::mul_out(&t(&[3., 4.], &[2]), &t(&[2., 2.], &[2]), &col);
+    assert_eq!(wide.to_vec::<f32>().unwrap(), [0., 6., 0., 0., 8., 0.]);
+    // A wider out dtype is fine (computed in f32, cast to f64) …
+    let out64 = oxten::empty_with(&[2, 2], EmptyOpts { dtype: Some(DType::F64), ..Default::default() });
+    oxten::add_out(&a, &a, &out64);
+    assert_eq!(out64.to_vec::<f64>().unwrap(), [2., 4., 6., 8.]);
+    // … but a float result cannot be cast into an integer out.
+    let out_i = oxten::empty_with(&[2, 2], EmptyOpts { dtype: Some(DType::I64), ..Default::default() });
+    let e = oxten::try_add_out(&a, &a, &out_i).unwrap_err();
+    assert_eq!(e.to_string(), "add.out: result type Float can't be cast to the desired output type Long");
+}
+
+#[test]
+fn inplace_cannot_broadcast_self() {
+    let a = t(&[1., 2.], &[2, 1]);
+    let b = t(&[1., 2., 3.], &[1, 3]);
+    let e = a.try_add_(&b).unwrap_err();
+    assert_eq!(e.to_string(), "add_.Tensor: output with shape [2, 1] doesn't match the broadcast shape [2, 3]");
+    // In-place into an integer tensor of a float result is an unsafe cast.
+    let i = Tensor::from_vec(vec![1i64, 2], &[2]).unwrap();
+    let e = i.try_mul_scalar_(2.5).unwrap_err();
+    assert!(e.to_string().contains("can't be cast to the desired output type Long"), "{e}");
+}
+
+#[test]
+fn meta_tensors_run_meta_functions_only() {
+    let meta = |s: &[i64], d: DType| {
+        oxten::empty_with(s, EmptyOpts { dtype: Some(d), device: Some(Device::Meta), ..Default::default() })
+    };
+    let c = meta(&[3, 1], DType::I32).add(&meta(&[1, 4], DType::F32));
+    assert_eq!((c.sizes().to_vec(), c.dtype(), c.device()), (vec![3, 4], DType::F32, Device::Meta));
+    assert!(c.data_ptr().is_null(), "meta tensors have no data");
+    assert_eq!(c.storage().nbytes(), 3 * 4 * 4, "but they know how big their storage would be");
+    // The same shape error as on CPU.
+    let cpu_err = oxten::ones(&[2, 3]).try_add(&oxten::ones(&[4])).unwrap_err();
+    let meta_err = meta(&[2, 3], DType::F32).try_add(&meta(&[4], DType::F32)).unwrap_err();
+    assert_eq!(cpu_err, meta_err);
+    // The same output strides as on CPU for mixed NCHW + NHWC inputs.
+    let cl =
+        |x: Tensor| x.contiguous_with(oxten::options::ContiguousOpts { memory_format: MemoryFormat::ChannelsLast });
+    let cpu = cl(oxten::ones(&[2, 3, 4, 5])).add(&oxten::ones(&[2, 3, 4, 5]));
+    let m = cl(meta(&[2, 3, 4, 5], DType::F32)).add(&meta(&[2, 3, 4, 5], DType::F32));
+    assert_eq!(cpu.strides(), m.strides());
+    assert_eq!(m.strides(), [60, 1, 15, 3], "the first input's channels_last layout wins");
+    // Reductions and views work on meta too.
+    let (v, i) = meta(&[5, 7], DType::BF16).max_dim(1);
+    assert_eq!((v.sizes().to_vec(), v.dtype(), i.dtype()), (vec![5], DType::BF16, DType::I64));
+    assert_eq!(meta(&[5, 7], DType::F32).t().strides(), [1, 7]);
+}
+
+#[test]
+fn views_share_storage_and_the_version_counter() {
+    let base = oxten::zeros(&[3, 4]);
+    let v0 = base.version();
+    let row = base.select(0, 1);
+    assert!(row.storage().is_alias_of(base.storage()));
+    row.fill_scalar_(5.0);
+    assert_eq!(base.to_vec::<f32>().unwrap()[4..8], [5.0; 4]);
+    assert_eq!(base.version(), v0 + 1, "in-place through a view bumps the shared counter");
+    let col = base.narrow(1, 2, 1);
+    col.add_scalar_(1.0);
+    assert_eq!(base.version(), v0 + 2);
+    assert_eq!(base.to_vec::<f32>().unwrap(), [0., 0., 1., 0., 5., 5., 6., 5., 0., 0., 1., 0.]);
+    // out= bumps the out tensor's version too; a functional op bumps nothing.
+    let before = base.version();
+    let _ = base.add(&base);
+    assert_eq!(base.version(), before);
+    oxten::add_out(&col, &col, &col);
+    assert_eq!(base.version(), before + 1);
+    // A handle clone aliases; deep_clone copies.
+    let alias = base.clone();
+    let copy = base.deep_clone();
+    base.zero_();
+    assert_eq!(alias.sum().item::<f32>().unwrap(), 0.0);
+    // [0,0,1,0 | 5,5,6,5 | 0,0,1,0] with column 2 doubled by add_out: 23 + (1 + 6 + 1) = 31.
+    assert_eq!(copy.sum().item::<f32>().unwrap(), 31.0);
+}
+
+#[test]
+fn factories_reach_the_backend_named_by_device() {
+    let m = oxten::zeros_with(&[2, 2], oxten::options::ZerosOpts { device: Some(Device::Meta), ..Default::default() });
+    assert_eq!(m.device(), Device::Meta);
+    let c = oxten::full(&[2], 7);
+    assert_eq!((c.dtype(), c.to_vec::<i64>().unwrap()), (DType::I64, vec![7, 7]));
+    let e = oxten::try_empty_with(&[2], EmptyOpts { device: Some(Device::Cuda(0)), ..Default::default() }).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::NotImplemented);
+    assert!(e.to_string().contains("'CUDA' backend"), "{e}");
+}
+
+#[test]
+fn errors_name_the_operator_and_the_problem() {
+    let e = oxten::ones(&[2, 3]).try_sum_dim_intlist(Some(&[2])).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "sum.dim_IntList: Dimension out of range (expected to be in range of [-2, 1], but got 2)"
+    );
+    assert_eq!(e.kind, ErrorKind::Index);
+    let e = oxten::ones(&[6]).try_view(&[4, -1]).unwrap_err();
+    assert_eq!(e.to_string(), "view: shape '[4, -1]' is invalid for input of size 6");
+    let r = std::panic::catch_unwind(|| oxten::ones(&[2]).add(&oxten::ones(&[3])));
+    let msg = *r.unwrap_err().downcast::<String>().unwrap();
+    assert!(msg.starts_with("add.Tensor: The size of tensor a (2) must match"), "{msg}");
+}
+
+#[test]
+fn tensor_metadata_is_small() {
+    // Sizes and strides live inline for up to five dims (no heap allocation for metadata).
+    assert!(std::mem::size_of::<oxten::DimVec>() <= 56);
+    let t5 = oxten::zeros(&[1, 2, 3, 4, 5]);
+    assert!(matches!(t5.sizes(), oxten::DimVec::Inline { .. }));
+}
