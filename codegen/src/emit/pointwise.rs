@@ -100,10 +100,14 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
     if bool_ok {
         let _ = writeln!(s, "DType::Bool => {name}_loop_bool::<u8>(iter{const_args}),");
     }
-    let _ = writeln!(
-        s,
-        "other => return Err(oxten_runtime::Error::dtype(format!(\"\\\"{name}\\\" not implemented for '{{}}'\", scalar_type_name(other)))),\n}}\nOk(())\n}}"
-    );
+    // Every dtype but bool is covered above; bool only when the expression has a bool meaning.
+    if !bool_ok {
+        let _ = writeln!(
+            s,
+            "other => return Err(oxten_runtime::Error::dtype(format!(\"\\\"{name}\\\" not implemented for '{{}}'\", scalar_type_name(other)))),"
+        );
+    }
+    s.push_str("}\nOk(())\n}\n");
     let bound = if float_only { "m::Float" } else { "m::Element" };
     let const_params: String = constants.iter().map(|c| format!(", {c}: Scalar")).collect();
     let _ = writeln!(

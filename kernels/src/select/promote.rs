@@ -2,12 +2,10 @@
 //!
 //! PyTorch's `where`, `clamp` and `pow(Tensor, Scalar)` compute `at::result_type` over their
 //! arguments *before* building an iterator, so that the iterator itself can insist on a single
-//! dtype (an `out=` tensor of another dtype is then an error, not a silent cast). TensorIterator
-//! keeps its own copy of the rule private, so the rule lives here as well, in the form these
-//! kernels need: tensors described by dtype and rank, scalars by value.
+//! dtype (an `out=` tensor of another dtype is then an error, not a silent cast).
 
-use oxten_runtime::dtype::{bf16, f16, DEFAULT_FLOAT};
-use oxten_runtime::{promote_types, DType, Error, Result, Scalar, Tensor};
+use oxten_runtime::dtype::{bf16, f16};
+use oxten_runtime::{DType, Error, Result, Scalar, Tensor};
 
 /// One argument taking part in [`result_type`].
 #[derive(Clone, Copy, Debug)]
@@ -19,47 +17,16 @@ pub(crate) enum Arg<'a> {
     Scalar(Scalar),
 }
 
-/// Promotion that ignores a missing side.
-fn promote_opt(a: Option<DType>, b: DType) -> DType {
-    match a {
-        None => b,
-        Some(a) => promote_types(a, b),
-    }
-}
-
-/// `combine_categories(higher, lower)`: the higher-priority tier wins unless the lower one is of
-/// a higher category (a float beneath an integer, or anything beneath bool).
-fn combine(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
-    let Some(h) = higher else { return lower };
-    let Some(l) = lower else { return Some(h) };
-    if h.is_floating_point() {
-        return Some(h);
-    }
-    if h == DType::Bool || l.is_floating_point() {
-        return Some(promote_types(h, l));
-    }
-    Some(h)
-}
-
-/// `at::result_type` over `args`: dimensioned tensors first, then 0-dim tensors, then scalars,
-/// where a lower tier only matters if its category is higher (so `i32_tensor + 2.5` is f32 but
-/// `f16_tensor + 2.5` stays f16, and `i32_tensor + i64_scalar_tensor` stays i32).
+/// `at::result_type` over `args` (see [`oxten_runtime::result_type`]).
 ///
 /// # Panics
 /// If `args` is empty (every caller passes at least one tensor).
 pub(crate) fn result_type(args: &[Arg<'_>]) -> DType {
-    let (mut dim, mut zero, mut wrapped) = (None, None, None);
-    for a in args {
-        match *a {
-            Arg::Tensor(t) if t.dim() > 0 => dim = Some(promote_opt(dim, t.dtype())),
-            Arg::Tensor(t) => zero = Some(promote_opt(zero, t.dtype())),
-            Arg::Scalar(s) => {
-                let d = if s.is_floating_point() { DEFAULT_FLOAT } else { s.dtype() };
-                wrapped = Some(promote_opt(wrapped, d));
-            }
-        }
-    }
-    combine(dim, combine(zero, wrapped)).expect("result_type needs at least one argument")
+    let tensors: Vec<&Tensor> =
+        args.iter().filter_map(|a| if let Arg::Tensor(t) = a { Some(*t) } else { None }).collect();
+    let scalars: Vec<Scalar> =
+        args.iter().filter_map(|a| if let Arg::Scalar(s) = a { Some(*s) } else { None }).collect();
+    oxten_runtime::result_type(&tensors, &scalars).expect("result_type needs at least one argument")
 }
 
 /// Conversion of a [`Scalar`] to an element type with PyTorch's `Scalar::to<scalar_t>()`

@@ -77,6 +77,7 @@ pub use config::{
     ternary_op_config, unary_float_op_config, unary_op_config, wrapped_scalar_tensor, TensorIteratorConfig,
 };
 pub use copy::{copy_, to_dtype};
+pub(crate) use dtypes::result_type as result_type_raw;
 pub use dtypes::{infer_size, scalar_type_name};
 pub use iterator::TensorIterator;
 pub use loops::{
