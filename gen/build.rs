@@ -1,12 +1,31 @@
 //! Generates the registrations of every in-tree kernel (and the structured wrappers) from
-//! native_functions.yaml. OXTEN_NATIVE_FUNCTIONS overrides the file.
+//! native_functions.yaml, and the autograd nodes and kernels from derivatives.yaml.
+//! OXTEN_NATIVE_FUNCTIONS overrides the first file; OXTEN_DERIVATIVES the second, which
+//! otherwise is the `derivatives.yaml` next to the native functions file, or the repository's
+//! when there is none there (a scratch copy of native_functions.yaml alone).
 fn main() {
-    let yaml = std::env::var("OXTEN_NATIVE_FUNCTIONS")
-        .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../native_functions.yaml").to_string());
-    println!("cargo:rerun-if-changed={yaml}");
+    let repo = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let yaml = std::env::var("OXTEN_NATIVE_FUNCTIONS").unwrap_or_else(|_| format!("{repo}/native_functions.yaml"));
+    let yaml = std::path::PathBuf::from(yaml);
+    let derivatives = match std::env::var("OXTEN_DERIVATIVES") {
+        Ok(p) => std::path::PathBuf::from(p),
+        Err(_) => {
+            let sibling = oxten_codegen::emit::derivatives_path(&yaml);
+            if sibling.exists() {
+                sibling
+            } else {
+                std::path::PathBuf::from(format!("{repo}/derivatives.yaml"))
+            }
+        }
+    };
+    println!("cargo:rerun-if-changed={}", yaml.display());
+    println!("cargo:rerun-if-changed={}", derivatives.display());
     println!("cargo:rerun-if-env-changed=OXTEN_NATIVE_FUNCTIONS");
-    let gen = oxten_codegen::emit::generate_from_file(std::path::Path::new(&yaml))
-        .unwrap_or_else(|errors| panic!("native_functions.yaml has errors:\n{}", errors.join("\n")));
+    println!("cargo:rerun-if-env-changed=OXTEN_DERIVATIVES");
+    let gen = oxten_codegen::emit::generate_from_files(&yaml, Some(&derivatives))
+        .unwrap_or_else(|errors| panic!("the operator YAML has errors:\n{}", errors.join("\n")));
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    std::fs::write(out.join("register.rs"), gen.get("register.rs")).expect("write register.rs");
+    for file in ["register.rs", "autograd.rs"] {
+        std::fs::write(out.join(file), gen.get(file)).unwrap_or_else(|e| panic!("write {file}: {e}"));
+    }
 }

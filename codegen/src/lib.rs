@@ -1,4 +1,5 @@
 //! oxten's code generator.
+pub mod derivatives;
 pub mod emit;
 pub mod model;
 pub mod pointwise;

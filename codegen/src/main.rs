@@ -21,18 +21,24 @@ fn load(path: Option<&String>) -> Result<Vec<oxten_codegen::yaml::NativeFunction
         .map_err(|es| es.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))
 }
 
+/// Generates from native_functions.yaml and the derivatives.yaml beside it.
+fn generate(path: Option<&String>) -> Result<emit::Generated, String> {
+    let path = path.map(PathBuf::from).unwrap_or_else(default_yaml);
+    let derivatives = emit::derivatives_path(&path);
+    emit::generate_from_files(&path, derivatives.exists().then_some(derivatives.as_path())).map_err(|e| e.join("\n"))
+}
+
 fn run(args: &[String]) -> Result<String, String> {
     const USAGE: &str = "usage: oxten-codegen check [yaml] | write <dir> [yaml] | stubs <op> [yaml]";
     match args.first().map(String::as_str) {
         Some("check") => {
             let fns = load(args.get(1))?;
-            emit::generate(&fns).map_err(|e| e.join("\n"))?;
-            Ok(format!("{} operators OK", fns.len()))
+            generate(args.get(1))?;
+            Ok(format!("{} operators OK (native_functions.yaml and derivatives.yaml)", fns.len()))
         }
         Some("write") => {
             let dir = args.get(1).ok_or(USAGE)?;
-            let fns = load(args.get(2))?;
-            let gen = emit::generate(&fns).map_err(|e| e.join("\n"))?;
+            let gen = generate(args.get(2))?;
             gen.write_to(std::path::Path::new(dir)).map_err(|e| e.to_string())?;
             Ok(format!("wrote {} files to {dir}", gen.files.len()))
         }

@@ -29,6 +29,7 @@ pub use oxten_runtime::{
     Storage, Tensor, TensorLayout,
 };
 
+pub mod autograd;
 mod support;
 
 /// Generated: structured wrappers and the registration of every in-tree kernel.
@@ -41,7 +42,10 @@ mod register {
 /// starts; calling it again does nothing.
 pub fn init() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(register::register_all);
+    ONCE.call_once(|| {
+        register::register_all();
+        autograd::register_autograd();
+    });
 }
 
 // Register at load time, so that `oxten::Tensor` methods work without an explicit `init()`.

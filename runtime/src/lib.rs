@@ -4,6 +4,7 @@
 //! Most users depend on the `oxten` crate, which re-exports this one together with the generated
 //! operator API and the registered kernels.
 
+pub mod autograd;
 pub mod device;
 pub mod dimvec;
 pub mod dispatch;
@@ -25,7 +26,7 @@ pub use iter::{TensorIterator, TensorIteratorConfig};
 pub use promotion::result_type;
 pub use scalar::Scalar;
 pub use storage::Storage;
-pub use tensor::{wrap_dim, Element, Tensor, TensorLayout};
+pub use tensor::{wrap_dim, Element, Tensor, TensorLayout, WeakTensor};
 
 /// The generated operator layer (from native_functions.yaml, by build.rs).
 #[allow(clippy::too_many_arguments, clippy::needless_lifetimes, clippy::derivable_impls, non_snake_case)]

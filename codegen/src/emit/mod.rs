@@ -6,9 +6,11 @@
 //! | `decls.rs` | `oxten-kernels` | one trait per hand-written kernel and meta function |
 //! | `pointwise.rs` | `oxten-kernels` | meta functions and CPU impls of `pointwise:` operators |
 //! | `register.rs` | `oxten` | structured wrappers and `register_all` |
+//! | `autograd.rs` | `oxten` | backward nodes and Autograd kernels from `derivatives.yaml`, `register_autograd` |
 //!
 //! Output is deterministic (file order, then `BTreeMap` order) and formatted with prettyplease.
 
+pub mod autograd;
 pub mod decls;
 pub mod names;
 pub mod ops;
@@ -49,18 +51,63 @@ pub fn generate_from_str(text: &str, file: &str) -> Result<Generated, Vec<String
     generate(&fns)
 }
 
-/// Reads `path` and generates.
+/// Like [`generate_from_str`], with the text of `derivatives.yaml` (and its file name, for
+/// messages) when there is one. Without it every differentiable operator gets a
+/// `NotImplementedBackward` autograd kernel.
+pub fn generate_from_strs(
+    native_functions: &str,
+    native_file: &str,
+    derivatives: Option<(&str, &str)>,
+) -> Result<Generated, Vec<String>> {
+    let fns = parse_native_functions(native_functions, native_file)
+        .map_err(|es| es.iter().map(|e| e.to_string()).collect::<Vec<_>>())?;
+    let ds = match derivatives {
+        Some((text, file)) => crate::derivatives::parse_derivatives(text, file, &fns)?,
+        None => Vec::new(),
+    };
+    generate_with_derivatives(&fns, &ds)
+}
+
+/// The `derivatives.yaml` that goes with a `native_functions.yaml`: the file next to it.
+pub fn derivatives_path(native_functions: &std::path::Path) -> std::path::PathBuf {
+    native_functions.with_file_name("derivatives.yaml")
+}
+
+/// Reads `path` (a `native_functions.yaml`) and the `derivatives.yaml` next to it, if there is
+/// one, and generates.
 pub fn generate_from_file(path: &std::path::Path) -> Result<Generated, Vec<String>> {
-    let text = std::fs::read_to_string(path).map_err(|e| vec![format!("{}: {e}", path.display())])?;
-    generate_from_str(&text, &path.display().to_string())
+    let derivatives = derivatives_path(path);
+    generate_from_files(path, derivatives.exists().then_some(derivatives.as_path()))
+}
+
+/// Reads `native_functions` and, if given, `derivatives`, and generates.
+pub fn generate_from_files(
+    native_functions: &std::path::Path,
+    derivatives: Option<&std::path::Path>,
+) -> Result<Generated, Vec<String>> {
+    let read = |p: &std::path::Path| std::fs::read_to_string(p).map_err(|e| vec![format!("{}: {e}", p.display())]);
+    let text = read(native_functions)?;
+    let dtext = derivatives.map(read).transpose()?;
+    // Messages name the derivatives file by its file name, like the YAML loader's.
+    let dname = derivatives.map(|p| p.display().to_string());
+    generate_from_strs(&text, &native_functions.display().to_string(), dtext.as_deref().zip(dname.as_deref()))
 }
 
 fn located(f: &NativeFunction, msg: impl std::fmt::Display) -> String {
     format!("{}: in `{}`: {msg}", f.loc, f.func.name)
 }
 
-/// Emits every file from validated entries.
+/// Emits every file from validated entries, without derivatives (see
+/// [`generate_with_derivatives`]).
 pub fn generate(fns: &[NativeFunction]) -> Result<Generated, Vec<String>> {
+    generate_with_derivatives(fns, &[])
+}
+
+/// Emits every file from validated entries and the checked entries of `derivatives.yaml`.
+pub fn generate_with_derivatives(
+    fns: &[NativeFunction],
+    derivatives: &[crate::derivatives::Derivative],
+) -> Result<Generated, Vec<String>> {
     let mut errors = Vec::new();
     let mut sigs = Vec::new();
     for f in fns {
@@ -106,11 +153,13 @@ pub fn generate(fns: &[NativeFunction]) -> Result<Generated, Vec<String>> {
     }
     let decl_list = decls::collect(&sigs, &structured).map_err(|e| vec![e])?;
     let pw = pointwise::emit_pointwise_file(&structured).map_err(|e| vec![e])?;
+    let ag = autograd::emit_autograd(fns, derivatives).map_err(|e| vec![e])?;
     let raw = [
         ("ops.rs", ops::emit_ops(&sigs)),
         ("decls.rs", decls::emit_decls(&decl_list, &structured)),
         ("pointwise.rs", pw),
         ("register.rs", register::emit_register(&sigs, &structured)),
+        ("autograd.rs", ag),
     ];
     let mut files = BTreeMap::new();
     for (name, code) in raw {

@@ -19,4 +19,4 @@ pub use registry::{
     clear_fallback, define_op, find_op, list, op_names, register_boxed, register_fallback,
     register_fallthrough_fallback, set_init_hook,
 };
-pub use tls::{local_keys, with_excluded, with_included, ExcludeGuard, IncludeGuard};
+pub use tls::{local_keys, with_excluded, with_included, ExcludeGuard, IncludeGuard, LocalKeysGuard};

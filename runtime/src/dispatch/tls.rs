@@ -65,3 +65,24 @@ pub fn with_included<R>(keys: impl Into<KeySet>, f: impl FnOnce() -> R) -> R {
     let _g = IncludeGuard::new(keys);
     f()
 }
+
+/// Replaces this thread's include and exclude sets (both) until dropped: how captured
+/// thread-local state is installed on another thread (`autograd::ThreadLocalState`) and how
+/// inference mode removes keys from the exclude set.
+#[must_use = "the previous sets are restored when the guard is dropped"]
+pub struct LocalKeysGuard {
+    prev: (KeySet, KeySet),
+}
+
+impl LocalKeysGuard {
+    pub fn set(include: KeySet, exclude: KeySet) -> Self {
+        let prev = (INCLUDE.with(|c| c.replace(include)), EXCLUDE.with(|c| c.replace(exclude)));
+        LocalKeysGuard { prev }
+    }
+}
+impl Drop for LocalKeysGuard {
+    fn drop(&mut self) {
+        INCLUDE.with(|c| c.set(self.prev.0));
+        EXCLUDE.with(|c| c.set(self.prev.1));
+    }
+}

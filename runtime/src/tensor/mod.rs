@@ -22,7 +22,7 @@ use crate::dispatch::KeySet;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::storage::Storage;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 
 /// The shared state behind a [`Tensor`] handle.
 pub struct TensorImpl {
@@ -32,6 +32,8 @@ pub struct TensorImpl {
     /// Sizes/strides/offset can change in place (`resize_`, `as_strided_`), which every handle to
     /// this tensor observes; the lock makes that sound. Kernels take one snapshot per call.
     layout: RwLock<TensorLayout>,
+    /// Autograd metadata (grad, grad_fn, hooks, view info), allocated only when needed.
+    autograd: crate::autograd::AutogradSlot,
 }
 
 /// A multi-dimensional array. See the [module docs](self).
@@ -41,6 +43,18 @@ pub struct Tensor(Arc<TensorImpl>);
 impl Tensor {
     /// Wraps storage with a layout. Checks that the layout fits in the storage.
     pub fn from_parts(storage: Storage, dtype: DType, layout: TensorLayout) -> Result<Tensor> {
+        let keys = KeySet::for_device(storage.device());
+        // Tensors created in inference mode are inference tensors.
+        Tensor::from_parts_with(storage, dtype, layout, keys, crate::autograd::AutogradSlot::for_new_tensor())
+    }
+
+    fn from_parts_with(
+        storage: Storage,
+        dtype: DType,
+        layout: TensorLayout,
+        keys: KeySet,
+        autograd: crate::autograd::AutogradSlot,
+    ) -> Result<Tensor> {
         let need = (layout.offset + layout.storage_span()) as usize * dtype.size();
         if layout.numel() > 0 && need > storage.nbytes() {
             return Err(Error::shape(format!(
@@ -51,8 +65,7 @@ impl Tensor {
                 storage.nbytes()
             )));
         }
-        let keys = KeySet::for_device(storage.device());
-        Ok(Tensor(Arc::new(TensorImpl { storage, dtype, keys, layout: RwLock::new(layout) })))
+        Ok(Tensor(Arc::new(TensorImpl { storage, dtype, keys, layout: RwLock::new(layout), autograd })))
     }
 
     /// Allocates a zero-filled tensor with the given sizes and strides (`empty_strided`).
@@ -105,16 +118,32 @@ impl Tensor {
     }
 
     /// A new handle over the same storage with another geometry: the primitive behind every
-    /// view op. Bounds are checked against the storage.
+    /// view op. Bounds are checked against the storage. Views of inference tensors are inference
+    /// tensors and views of normal tensors are normal (also when taken in inference mode).
     pub fn alias_with_layout(&self, sizes: &[i64], strides: &[i64], offset: i64) -> Result<Tensor> {
         if offset < 0 {
             return Err(Error::value(format!("storage offset must be non-negative, got {offset}")));
         }
-        Tensor::from_parts(
+        Tensor::from_parts_with(
             self.0.storage.clone(),
             self.0.dtype,
             TensorLayout::new(sizes.into(), strides.into(), offset),
+            self.0.keys,
+            crate::autograd::AutogradSlot::alias_of(&self.0.autograd),
         )
+    }
+
+    /// The autograd slot of this tensor (see [`crate::autograd`]).
+    pub(crate) fn autograd_slot(&self) -> &crate::autograd::AutogradSlot {
+        &self.0.autograd
+    }
+    /// Number of handles to this tensor (not counting views, which are other tensors).
+    pub fn use_count(&self) -> usize {
+        Arc::strong_count(&self.0)
+    }
+    /// A handle that does not keep the tensor alive.
+    pub fn downgrade(&self) -> WeakTensor {
+        WeakTensor(Arc::downgrade(&self.0))
     }
 
     // ----- metadata -----
@@ -221,6 +250,17 @@ impl Tensor {
         let format = if format == MemoryFormat::Preserve { MemoryFormat::Contiguous } else { format };
         let strides = strides_for_format(sizes, format);
         self.set_layout_(sizes, &strides, self.storage_offset())
+    }
+}
+
+/// A weak handle to a tensor ([`Tensor::downgrade`]).
+#[derive(Clone)]
+pub struct WeakTensor(Weak<TensorImpl>);
+
+impl WeakTensor {
+    /// The tensor, if some strong handle still keeps it alive.
+    pub fn upgrade(&self) -> Option<Tensor> {
+        self.0.upgrade().map(Tensor)
     }
 }
 
