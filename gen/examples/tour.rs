@@ -80,6 +80,21 @@ fn main() {
     });
     println!("    meta result: sizes {:?}, dtype {}, device {}", &meta.sizes()[..], meta.dtype(), meta.device());
 
+    // Autograd from derivatives.yaml: d/dx sum(exp(x * y)) = y * exp(x * y).
+    let (gx, g2) = step("autograd: d sum(exp(x*y)), then d2 of x^3", || {
+        let x = oxten::Tensor::from_vec(vec![0.5f64, 0.75], &[2])?.try_requires_grad_(true)?;
+        let y = oxten::Tensor::from_vec(vec![0.1f64, 0.9], &[2])?;
+        let z = x.try_mul(&y)?.try_exp()?.try_sum()?;
+        z.try_backward()?;
+        // Second derivative of x^3 at 2 through create_graph: 6x = 12.
+        let a = oxten::Tensor::from_vec(vec![2.0f64], &[1])?.try_requires_grad_(true)?;
+        let cube = a.try_mul(&a)?.try_mul(&a)?.try_sum()?;
+        let g = oxten::autograd::grad(&[cube], &[a.clone()], &[], None, true, false)?.remove(0).expect("used");
+        let gg = oxten::autograd::grad(&[g.try_sum()?], &[a], &[], None, false, false)?.remove(0).expect("used");
+        Ok((x.grad().expect("leaf grad").to_vec::<f64>()?, gg.item::<f64>()?))
+    });
+    println!("    x.grad = [{:.4}, {:.4}], d2(x^3)/dx2 at 2 = {g2}", gx[0], gx[1]);
+
     // Errors name the operator and what is wrong.
     let err = oxten::ones(&[2, 3]).try_add(&oxten::ones(&[4])).unwrap_err();
     println!("  a broadcasting mistake reads: {err}");
