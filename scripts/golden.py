@@ -186,5 +186,24 @@ for d in [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int
 case("max_dim", lambda x: torch.max(x, dim=1), [("t", (3, 0), torch.float32, "c")], dim=1)
 case("amax", lambda x: torch.amax(x, dim=1), [("t", (3, 0), torch.float32, "c")], dim=1)
 
+# ---- matrix products ----
+for d in [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.uint8]:
+    case("mm", torch.mm, [("t", (3, 4), d, "c"), ("t", (4, 5), d, "c")])
+case("mm", torch.mm, [("t", (3, 4), torch.float32, "t"), ("t", (4, 5), torch.float32, "c")])
+case("mm", torch.mm, [("t", (3, 4), torch.float32, "c"), ("t", (4, 5), torch.float32, "t")])
+case("mm", torch.mm, [("t", (3, 4), torch.float64, "t"), ("t", (4, 5), torch.float64, "t")])
+case("mm", torch.mm, [("t", (3, 4), torch.bfloat16, "t"), ("t", (4, 5), torch.bfloat16, "t")])
+case("mm", torch.mm, [("t", (3, 4), torch.int64, "t"), ("t", (4, 5), torch.int64, "c")])
+# Large enough for gemm's blocking and edge handling (sizes not multiples of the register tiles).
+case("mm", torch.mm, [("t", (33, 70), torch.float32, "c"), ("t", (70, 19), torch.float32, "t")])
+case("mm", torch.mm, [("t", (33, 70), torch.float64, "t"), ("t", (70, 19), torch.float64, "c")])
+case("mm", torch.mm, [("t", (2, 0), torch.float32, "c"), ("t", (0, 3), torch.float32, "c")])
+case("mm", torch.mm, [("t", (0, 3), torch.float32, "c"), ("t", (3, 2), torch.float32, "c")])
+case("mm", torch.mm, [("t", (2, 3), torch.float32, "c"), ("t", (4, 5), torch.float32, "c")])
+case("mm", torch.mm, [("t", (2, 3), torch.float32, "c"), ("t", (3, 5), torch.float64, "c")])
+case("mm", torch.mm, [("t", (3,), torch.float32, "c"), ("t", (3, 5), torch.float32, "c")])
+case("mm", torch.mm, [("t", (2, 3), torch.float32, "c"), ("t", (3,), torch.float32, "c")])
+case("mm", torch.mm, [("t", (2, 3), torch.bool, "c"), ("t", (3, 2), torch.bool, "c")])
+
 OUT.write_text("\n".join(lines) + "\n")
 print(f"wrote {counter[0]} cases to {OUT}")

@@ -180,6 +180,7 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
             Ok(vec![v, i])
         }
         "argmax" => one(t(0).try_argmax_with(oxten::options::ArgmaxOpts { dim: dim_list().map(|d| d[0]), keepdim })),
+        "mm" => one(t(0).try_mm(t(1))),
         other => panic!("case at line {}: no runner for op {other}", c.line),
     }
 }

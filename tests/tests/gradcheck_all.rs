@@ -220,6 +220,18 @@ fn cases() -> Vec<Case> {
         case("max.dim", "keepdim", vec![r.distinct(&[3, 4])], |x| {
             Ok(x[0].try_max_dim_with(0, MaxDimOpts { keepdim: true })?.0)
         }),
+        // ---- matrix products ----
+        case("mm", "", vec![r.any(&[2, 3]), r.any(&[3, 4])], |x| x[0].try_mm(&x[1])),
+        case("mm", "transposed (column-major) self", vec![r.transposed(&[3, 2]), r.any(&[2, 4])], |x| {
+            x[0].try_mm(&x[1])
+        }),
+        case("mm", "transposed (column-major) mat2", vec![r.any(&[2, 3]), r.transposed(&[3, 4])], |x| {
+            x[0].try_mm(&x[1])
+        }),
+        case("mm", "x.mm(w.t()), as a linear layer", vec![r.any(&[2, 3]), r.any(&[4, 3])], |x| {
+            x[0].try_mm(&x[1].try_t()?)
+        }),
+        case("mm", "same input twice", vec![r.any(&[3, 3])], |x| x[0].try_mm(&x[0])),
         // ---- writes ----
         case("fill_.Scalar", "", vec![r.any(&[4])], |x| fresh(&x[0])?.try_fill_scalar_(2.0)),
         case("zero_", "", vec![r.any(&[4])], |x| fresh(&x[0])?.try_zero_()),
