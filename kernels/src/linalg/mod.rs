@@ -23,7 +23,7 @@ use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::iter::{
     copy_, get_overlap_status, has_internal_overlap, scalar_type_name, MemOverlap, MemOverlapStatus, StructuredOutputs,
 };
-use oxten_runtime::{DType, Device, Error, MemoryFormat, Result, Tensor};
+use oxten_runtime::{DType, Device, Error, Result, Tensor};
 
 /// Products with at least this many multiply-adds (`m * n * k`) let `gemm` use rayon's pool
 /// (`gemm` itself stays on one thread below its own, larger threshold).
@@ -251,13 +251,43 @@ fn writable_in_place(out: &Tensor, inputs: [&Tensor; 2]) -> bool {
         && inputs.iter().all(|t| get_overlap_status(out, t) == MemOverlapStatus::No)
 }
 
+/// Whether a row-major `out` is better filled through a column-major staging matrix.
+///
+/// `gemm`'s kernels stream a column-major left operand; any other left operand is packed
+/// (copied into panels) first. For a column-major destination `gemm` multiplies `a @ b` as
+/// given, for a row-major one it multiplies the transposed problem `b.t() @ a.t()`, whose left
+/// operand is `b.t()`. So when `b` is not row-major (as in `x.mm(w.t())`, a linear layer), a
+/// row-major `out` means packing all of `b`; a column-major one means packing `a` instead, which
+/// is cheaper when `a` is column-major or has fewer rows than `b` has columns. The staging
+/// matrix costs one `m x n` copy, small against the `m x n x k` product above
+/// [`STAGING_WORK`].
+fn stage_column_major(a: &Tensor, b: &Tensor, out: &Tensor) -> bool {
+    let (sa, sb, so) = (a.strides(), b.strides(), out.strides());
+    let (m, k, n) = (a.sizes()[0], a.sizes()[1], b.sizes()[1]);
+    let row_major_out = so[1] == 1 && m > 1 && n > 1;
+    let b_row_major = sb[1] == 1 || n == 1;
+    let a_column_major = sa[0] == 1 || m == 1;
+    std::env::var_os("ZZ_NO_STAGE").is_none() && row_major_out
+        && !b_row_major
+        && (a_column_major || m < n)
+        && (m * n).saturating_mul(k) >= STAGING_WORK as i64
+        && matches!(out.dtype(), DType::F32 | DType::F64 | DType::F16)
+}
+
+/// Products below this many multiply-adds are written straight into a row-major `out`.
+pub const STAGING_WORK: usize = 32 * 32 * 32;
+
 impl MmOutCpuCpu for Cpu {
     fn mm_out_cpu(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<()> {
-        if writable_in_place(out, [self_, mat2]) {
+        let direct = writable_in_place(out, [self_, mat2]);
+        if direct && !stage_column_major(self_, mat2, out) {
             return mm_into(self_, mat2, out);
         }
-        // `out` aliases an input (mm(a, b, out=a)) or itself: compute aside, then copy.
-        let tmp = Tensor::empty(&out.sizes(), out.dtype(), Device::Cpu, MemoryFormat::Contiguous)?;
+        // Compute aside (column-major, the layout gemm writes fastest), then copy into `out`:
+        // for speed (see `stage_column_major`), or because `out` aliases an input
+        // (mm(a, b, out=a)) or itself.
+        let sizes = out.sizes();
+        let tmp = Tensor::empty_strided(&sizes, &[1, sizes[0].max(1)], out.dtype(), Device::Cpu)?;
         mm_into(self_, mat2, &tmp)?;
         copy_(out, &tmp)
     }

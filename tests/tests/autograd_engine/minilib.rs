@@ -5,7 +5,7 @@
 use oxten::autograd::*;
 use oxten::{ops, DType, Result, Scalar, Tensor};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 pub(crate) fn t(v: &[f32]) -> Tensor {
     Tensor::from_slice(v, &[v.len() as i64]).unwrap()
