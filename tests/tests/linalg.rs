@@ -57,14 +57,18 @@ fn layouts(rows: i64, cols: i64, dtype: DType, seed: u64) -> Vec<(&'static str, 
 
 #[test]
 fn large_products_in_every_layout() {
-    // 97 x 130 x 75 is above gemm's threading threshold and not a multiple of its tiles.
+    // 97 x 130 x 75 is above gemm's threading threshold and not a multiple of its tiles;
+    // 40 x 130 x 90 (fewer rows than columns) goes through the column-major staging matrix
+    // when `b` is not row-major.
     for (dtype, tol) in [(DType::F32, 1e-4), (DType::F64, 1e-12)] {
-        for (la, a) in layouts(97, 130, dtype, 10) {
-            for (lb, b) in layouts(130, 75, dtype, 20) {
-                let c = a.mm(&b);
-                assert!(c.is_contiguous(), "{la} x {lb}");
-                assert_eq!(c.dtype(), dtype);
-                assert_product(&c, &a, &b, tol);
+        for (m, k, n) in [(97, 130, 75), (40, 130, 90)] {
+            for (la, a) in layouts(m, k, dtype, 10) {
+                for (lb, b) in layouts(k, n, dtype, 20) {
+                    let c = a.mm(&b);
+                    assert!(c.is_contiguous(), "{la} x {lb}");
+                    assert_eq!(c.dtype(), dtype);
+                    assert_product(&c, &a, &b, tol);
+                }
             }
         }
     }

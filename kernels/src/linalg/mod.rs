@@ -12,6 +12,10 @@
 //! pass over each operand), multiplied by the f32 kernel, and the product is rounded to bf16
 //! once. Integer dtypes use a plain loop with wrapping arithmetic, as C++ integer arithmetic
 //! wraps. Above [`PARALLEL_WORK`] multiply-adds `gemm` may split the work over rayon's pool.
+//!
+//! A row-major output whose product `gemm` would compute slowly in that layout (see
+//! [`stage_column_major`]: `x.mm(w.t())`, a linear layer) is computed into a column-major
+//! matrix and copied; so is an `out=` tensor that aliases an input.
 
 use crate::activation::type_meta_name;
 use crate::generated::decls::{MmOutCpuCpu, MmOutMetaFn};
@@ -27,7 +31,7 @@ use oxten_runtime::{DType, Device, Error, Result, Tensor};
 
 /// Products with at least this many multiply-adds (`m * n * k`) let `gemm` use rayon's pool
 /// (`gemm` itself stays on one thread below its own, larger threshold).
-pub const PARALLEL_WORK: usize = 64 * 64 * 64;
+const PARALLEL_WORK: usize = 64 * 64 * 64;
 
 // ---------------------------------------------------------------------------------------------
 // meta
@@ -267,7 +271,7 @@ fn stage_column_major(a: &Tensor, b: &Tensor, out: &Tensor) -> bool {
     let row_major_out = so[1] == 1 && m > 1 && n > 1;
     let b_row_major = sb[1] == 1 || n == 1;
     let a_column_major = sa[0] == 1 || m == 1;
-    std::env::var_os("ZZ_NO_STAGE").is_none() && row_major_out
+    row_major_out
         && !b_row_major
         && (a_column_major || m < n)
         && (m * n).saturating_mul(k) >= STAGING_WORK as i64
@@ -275,7 +279,7 @@ fn stage_column_major(a: &Tensor, b: &Tensor, out: &Tensor) -> bool {
 }
 
 /// Products below this many multiply-adds are written straight into a row-major `out`.
-pub const STAGING_WORK: usize = 32 * 32 * 32;
+const STAGING_WORK: usize = 32 * 32 * 32;
 
 impl MmOutCpuCpu for Cpu {
     fn mm_out_cpu(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<()> {
