@@ -10,6 +10,8 @@ use oxten_runtime::dispatch::{pop_returns, DispatchKey, ExcludeGuard, FromIValue
 use oxten_runtime::{ops, wrap_dim, DType, Device, Error, Result, Scalar, Tensor};
 use std::sync::OnceLock;
 
+// Formula helpers of the operator families, one file each (`mod <family>; pub use <family>::*;`).
+
 // ---------------------------------------------------------------------------------------------
 // Plumbing for the generated code.
 // ---------------------------------------------------------------------------------------------
