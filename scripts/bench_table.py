@@ -1,5 +1,8 @@
 """Joins criterion's output (target/criterion/*/new/estimates.json medians) with the PyTorch
-timings and prints a markdown table."""
+timings and prints a markdown table.
+
+PyTorch lines are `name seconds`, or `name seconds divisor` for a case that also gets a row
+with both times divided by `divisor` (the autograd chain's time per node)."""
 import json
 import pathlib
 import sys
@@ -21,18 +24,21 @@ def main():
         if line.startswith("#"):
             header = line[2:]
             continue
-        k, v = line.split()
-        torch_times[k] = float(v)
+        k, v, *per = line.split()
+        torch_times[k] = (float(v), int(per[0]) if per else None)
     root = pathlib.Path("target/criterion")
     print(f"PyTorch: {header}\n")
     print(FMT.format("case", "oxten", "PyTorch", "speed-up"))
     print(FMT.format("-" * 40, "-" * 12, "-" * 12, "-" * 9))
-    for name, t_torch in torch_times.items():
+    for name, (t_torch, per) in torch_times.items():
         est = root / name / "new" / "estimates.json"
         if not est.exists():
             continue
         ours = json.loads(est.read_text())["median"]["point_estimate"] * 1e-9
         print(FMT.format(name, human(ours), human(t_torch), f"{t_torch / ours:.2f}x"))
+        if per:
+            row = f"{name} ÷ {per}"
+            print(FMT.format(row, human(ours / per), human(t_torch / per), f"{t_torch / ours:.2f}x"))
 
 
 if __name__ == "__main__":

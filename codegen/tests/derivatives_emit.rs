@@ -298,6 +298,25 @@ fn self_is_renamed_and_shadowing_respected() {
 }
 
 #[test]
+fn tensor_saved_whole_is_unpacked_for_a_metadata_only_formula() {
+    // `self` is saved whole for `other`'s formula; `self`'s own formula reads only its sizes,
+    // so it must unpack the saved tensor too (mm's formulas have this shape).
+    let d = "\
+- name: mul.Tensor(Tensor self, Tensor other) -> Tensor
+  self: grad.try_mul(&other)?.try_reshape(&self.sizes())?
+  other: grad.try_mul(&self)?
+";
+    let g = generate_from_strs(NATIVE, "native_functions.yaml", Some((d, "derivatives.yaml"))).unwrap();
+    let node = items(g.get("autograd.rs"), "struct MulBackward0 {|for MulBackward0 {");
+    let squash = node.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(squash.contains("pub self_: SavedVariable,"), "{node}");
+    assert!(!squash.contains("self_sizes"), "{node}");
+    let first = squash.split("if self.base.should_compute_output(1)").next().unwrap();
+    assert!(first.contains("let self_ = self.self_.unpack(self)?;"), "{node}");
+    assert!(first.contains(".try_reshape(&self_.sizes())?"), "{node}");
+}
+
+#[test]
 fn repository_derivatives_generate_deterministically() {
     let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../native_functions.yaml"));
     let a = generate_from_file(path).unwrap_or_else(|e| panic!("{}", e.join("\n")));

@@ -14,6 +14,7 @@ mod activation;
 mod checks;
 mod convert;
 mod factory;
+mod linalg;
 pub mod math;
 mod reduce;
 mod select;

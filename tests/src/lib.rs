@@ -1,1 +1,3 @@
-//! Test helpers.
+//! Test helpers shared by the integration tests.
+
+pub mod golden;

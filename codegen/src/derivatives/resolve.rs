@@ -473,6 +473,9 @@ fn resolve_entry(e: &RawEntry, f: &NativeFunction, node: String) -> Result<Deriv
         for (n, m) in &refs.meta {
             if meta_only.contains(n) {
                 locals.insert(formula::meta_local(n, m.name));
+            } else {
+                // Saved whole for another formula: this one reads the metadata off the tensor.
+                locals.insert(names::arg_ident(n));
             }
         }
         let vars: Vec<usize> = vars.iter().filter_map(|v| inputs.iter().position(|i| &i.name == v)).collect();

@@ -84,7 +84,7 @@ impl GeluOutCpu for Cpu {
 
 /// The name PyTorch's `TypeMeta` prints for a non-floating dtype (the in-place `clamp_` error
 /// names `self.dtype()` that way, e.g. "long int").
-fn type_meta_name(dtype: DType) -> &'static str {
+pub(crate) fn type_meta_name(dtype: DType) -> &'static str {
     match dtype {
         DType::Bool => "bool",
         DType::U8 => "unsigned char",

@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex};
 
 /// The sink of a leaf tensor: adds the incoming gradient into the leaf's `.grad`.
 ///
-/// When `.grad` is empty it steals the incoming gradient if nothing else references it (and
-/// grad mode is off, i.e. not `create_graph`), otherwise stores a copy laid out like the leaf.
+/// When `.grad` is empty it steals the incoming gradient if nothing else references it or its
+/// memory (a view whose base nothing else holds counts as unreferenced) and grad mode is off
+/// (not `create_graph`); otherwise it stores a copy laid out like the leaf.
 /// When `.grad` exists it adds in place (grad mode off) or out of place (`create_graph`, so the
 /// new `.grad` has history). Tensor hooks of the leaf run (in the engine) before this.
 pub struct AccumulateGrad {
@@ -43,7 +44,7 @@ impl AccumulateGrad {
                     || (!variable.is_non_overlapping_and_dense() && new.is_contiguous());
                 let stealable = !is_grad_enabled()
                     && new.use_count() <= expected_refs
-                    && new.storage().use_count() == 1
+                    && owns_its_memory(&new)
                     && new.grad_fn().is_none()
                     && layout_ok;
                 if stealable {
@@ -61,6 +62,18 @@ impl AccumulateGrad {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether no tensor but `new` can reach its memory: its storage is held by `new` alone, or `new`
+/// is a view (a transposed or reshaped gradient, as `mm` and `sum_to` return) whose base is held
+/// only by `new`'s view record. Such a gradient can become `.grad` without a copy.
+fn owns_its_memory(new: &Tensor) -> bool {
+    match new.view_base() {
+        None => new.storage().use_count() == 1,
+        // Two handles to the base: `new`'s view record and `base` here; two to the storage:
+        // the base and `new`.
+        Some(base) => base.use_count() == 2 && new.storage().use_count() == 2,
     }
 }
 

@@ -4,42 +4,47 @@
 use super::config::TensorIteratorConfig;
 use super::copy::to_dtype;
 use super::dtypes::{infer_size, result_type, scalar_type_name};
-use super::iterator::TensorIterator;
+use super::iterator::{TensorIterator, MAX_INLINE_OPERANDS};
 use super::operand::Operand;
 use super::outputs::StructuredOutputs;
 use super::overlap::{assert_no_internal_overlap, assert_no_partial_overlap};
+use super::small::{Small, SmallVec};
 use crate::device::{Device, MemoryFormat};
+use crate::dimvec::DimVec;
 use crate::dtype::{can_cast, DType, DEFAULT_FLOAT};
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
 
 pub(super) struct Builder<'a> {
     pub(super) cfg: &'a TensorIteratorConfig,
-    pub(super) ops: Vec<Operand>,
+    pub(super) ops: SmallVec<Operand, MAX_INLINE_OPERANDS>,
     pub(super) nout: usize,
     /// Iteration shape: broadcast order until `reorder_dimensions`, then fastest dim first.
-    pub(super) shape: Vec<i64>,
+    pub(super) shape: DimVec,
     /// The broadcast shape in the operands' dim order.
-    pub(super) full_shape: Vec<i64>,
+    pub(super) full_shape: DimVec,
     /// `perm[i]` is the broadcast dim that iteration dim `i` walks.
-    pub(super) perm: Vec<usize>,
+    pub(super) perm: Small<usize, 8>,
     pub(super) all_same_shape: bool,
     pub(super) all_scalars: bool,
     pub(super) common_dtype: Option<DType>,
     pub(super) device: Device,
 }
 
-pub(crate) fn build(cfg: TensorIteratorConfig, outs: &mut StructuredOutputs) -> Result<TensorIterator> {
+pub(crate) fn build(mut cfg: TensorIteratorConfig, outs: &mut StructuredOutputs) -> Result<TensorIterator> {
     if cfg.misordered {
         return Err(Error::value("TensorIteratorConfig: all outputs must be added before any input"));
     }
+    if let Some(case) = fast_check(&cfg, outs) {
+        return fast_build(cfg, outs, case);
+    }
     let nout = outs.len();
-    let mut ops = Vec::with_capacity(nout + cfg.inputs.len());
+    let mut ops = SmallVec::new();
     for i in 0..nout {
         ops.push(Operand::output(outs.maybe_get_output(i).cloned()));
     }
-    for (t, wrapped) in &cfg.inputs {
-        ops.push(Operand::input(t.clone(), *wrapped));
+    for (t, wrapped) in std::mem::take(&mut cfg.inputs) {
+        ops.push(Operand::input(t, wrapped));
     }
     if cfg.is_reduction && ops[..nout].iter().any(|o| o.tensor.is_none()) {
         return Err(Error::value(
@@ -50,9 +55,9 @@ pub(crate) fn build(cfg: TensorIteratorConfig, outs: &mut StructuredOutputs) -> 
         cfg: &cfg,
         ops,
         nout,
-        shape: Vec::new(),
-        full_shape: Vec::new(),
-        perm: Vec::new(),
+        shape: DimVec::new(),
+        full_shape: DimVec::new(),
+        perm: Small::filled(0, 0),
         all_same_shape: false,
         all_scalars: false,
         common_dtype: None,
@@ -78,6 +83,103 @@ pub(crate) fn build(cfg: TensorIteratorConfig, outs: &mut StructuredOutputs) -> 
         common_dtype: b.common_dtype,
         device: b.device,
         is_reduction: cfg.is_reduction,
+    })
+}
+
+/// What [`fast_check`] found out about an iteration that qualifies for [`fast_build`].
+struct FastCase {
+    sizes: DimVec,
+    dtype: DType,
+    out_dtype: DType,
+    /// Storage offset (bytes) of each input.
+    offsets: [isize; MAX_INLINE_OPERANDS],
+    /// Which outputs are given (and then are one of the inputs).
+    read_write: [bool; MAX_INLINE_OPERANDS],
+}
+
+/// The common case: CPU inputs that are all contiguous with one shape and one dtype (no wrapped
+/// scalars, no promotion to do), and outputs that are either to be allocated or are one of the
+/// inputs (in place, sharing no memory with the other inputs). Everything the general path
+/// checks holds by construction, and it would end in its own fast setup with the same result:
+/// contiguous outputs, one flat dim. `None` when the case does not apply.
+fn fast_check(cfg: &TensorIteratorConfig, outs: &StructuredOutputs) -> Option<FastCase> {
+    if cfg.is_reduction || cfg.static_shape.is_some() || cfg.inputs.is_empty() {
+        return None;
+    }
+    let nin = cfg.inputs.len();
+    let nout = outs.len();
+    if nin > MAX_INLINE_OPERANDS || nout > MAX_INLINE_OPERANDS {
+        return None;
+    }
+    let (first, wrapped) = &cfg.inputs[0];
+    let dtype = first.dtype();
+    if *wrapped || first.device() != Device::Cpu || (cfg.promote_integer_inputs_to_float && dtype.is_integral(true)) {
+        return None;
+    }
+    let es_in = dtype.size() as i64;
+    let (sizes, off0) = first.with_layout(|l| l.is_contiguous().then(|| (l.sizes.clone(), l.offset)))?;
+    // Storage offsets of the inputs (in bytes), read with their layouts.
+    let mut offsets = [0isize; MAX_INLINE_OPERANDS];
+    offsets[0] = (off0 * es_in) as isize;
+    for (k, (t, wrapped)) in cfg.inputs.iter().enumerate().skip(1) {
+        if *wrapped || t.dtype() != dtype || t.device() != Device::Cpu {
+            return None;
+        }
+        let off = t.with_layout(|l| (l.is_contiguous() && l.sizes == sizes).then_some(l.offset))?;
+        offsets[k] = (off * es_in) as isize;
+    }
+    let out_dtype = cfg.static_dtype.unwrap_or(dtype);
+    let mut read_write = [false; MAX_INLINE_OPERANDS];
+    for (i, rw) in read_write.iter_mut().enumerate().take(nout) {
+        let Some(o) = outs.maybe_get_output(i) else { continue };
+        // A given output must be one of the inputs (in place), of the computation's dtype, and
+        // share no memory with the other inputs (so no overlap check is needed).
+        let ok = cfg.inputs.iter().any(|(t, _)| t.is_same(o))
+            && o.dtype() == out_dtype
+            && out_dtype == dtype
+            && cfg.inputs.iter().all(|(t, _)| t.is_same(o) || !t.storage().is_alias_of(o.storage()));
+        if !ok {
+            return None;
+        }
+        *rw = true;
+    }
+    Some(FastCase { sizes, dtype, out_dtype, offsets, read_write })
+}
+
+/// Builds the iteration [`fast_check`] qualified.
+fn fast_build(mut cfg: TensorIteratorConfig, outs: &mut StructuredOutputs, case: FastCase) -> Result<TensorIterator> {
+    let FastCase { sizes, dtype, out_dtype, offsets, read_write } = case;
+    let nout = outs.len();
+    let flat = |es: usize| if sizes.is_empty() { DimVec::new() } else { DimVec::from_slice(&[es as i64]) };
+    let mut ops: SmallVec<Operand, MAX_INLINE_OPERANDS> = SmallVec::new();
+    for (i, &rw) in read_write.iter().enumerate().take(nout) {
+        outs.set_output(i, &sizes, None, out_dtype, Device::Cpu)?;
+        let mut op = Operand::output(Some(outs.output(i).clone()));
+        op.is_read_write = rw;
+        op.stride_bytes = flat(out_dtype.size());
+        if !rw {
+            // Allocated just now by the functional `set_output`: contiguous from offset 0 over
+            // its whole storage.
+            op.offset_bytes = Some(0);
+            op.fresh = true;
+        }
+        ops.push(op);
+    }
+    for (k, (t, _)) in std::mem::take(&mut cfg.inputs).into_iter().enumerate() {
+        let mut op = Operand::input(t, false);
+        op.stride_bytes = flat(dtype.size());
+        op.offset_bytes = Some(offsets[k]);
+        ops.push(op);
+    }
+    let numel: i64 = sizes.iter().product();
+    Ok(TensorIterator {
+        operands: ops,
+        noutputs: nout,
+        shape: if sizes.is_empty() { DimVec::new() } else { DimVec::from_slice(&[numel]) },
+        full_shape: sizes,
+        common_dtype: Some(dtype),
+        device: Device::Cpu,
+        is_reduction: false,
     })
 }
 
@@ -121,12 +223,12 @@ impl Builder<'_> {
                     )));
                 }
             }
-            self.shape = s.clone();
+            self.shape = s[..].into();
             return Ok(());
         }
         self.all_same_shape = true;
         let (mut has_scalars, mut has_tensors) = (false, false);
-        let mut shape: Vec<i64> = Vec::new();
+        let mut shape = DimVec::new();
         for op in &self.ops {
             let Some(t) = &op.tensor else { continue };
             // Outputs that may be resized do not take part (legacy `out=` resizing).
@@ -143,10 +245,10 @@ impl Builder<'_> {
                 self.all_same_shape = false;
             }
             if shape.is_empty() {
-                shape = sizes.to_vec();
+                shape = sizes;
             } else if sizes != shape[..] {
                 self.all_same_shape = false;
-                shape = infer_size(&shape, &sizes)?;
+                shape = infer_size(&shape, &sizes)?.into();
             }
         }
         self.all_scalars = !has_tensors;
@@ -226,7 +328,7 @@ impl Builder<'_> {
         }
         if (diff_in || self.all_scalars) && cfg.promote_inputs_to_common_dtype {
             let ins = self.inputs().filter_map(|o| o.tensor.as_ref().map(|t| (t.dtype(), t.dim(), o.is_wrapped)));
-            common = result_type(ins.collect::<Vec<_>>()).or(common);
+            common = result_type(ins).or(common);
         }
         if cfg.promote_integer_inputs_to_float && common.is_some_and(|c| c.is_integral(true)) {
             common = Some(DEFAULT_FLOAT);
@@ -268,7 +370,7 @@ impl Builder<'_> {
             let on_cpu = common_device == Device::Cpu;
             if op.is_output && cfg.cast_common_dtype_to_outputs {
                 if on_cpu {
-                    op.exchange(Tensor::empty(&t.sizes(), c, Device::Cpu, MemoryFormat::Contiguous)?);
+                    op.exchange(Tensor::empty_deferred(&t.sizes(), c, Device::Cpu, MemoryFormat::Contiguous)?);
                     op.needs_cast_back = true;
                 } else {
                     op.dtype = Some(c);

@@ -4,6 +4,7 @@
 
 use super::iterator::{parallel_chunks, SendPtr, TensorIterator};
 use super::opmath::ReducedFloat;
+use super::simd::{self, Map1};
 use super::GRAIN_SIZE;
 use crate::match_dtype;
 use crate::tensor::Element;
@@ -126,7 +127,7 @@ pub(crate) fn cast_elem<S: CastTo<D>, D>(s: S) -> D {
 /// Runs the conversion loop for an iterator with one output of dtype `D` and one input of dtype
 /// `S` (any strides).
 fn cast_loop<S: Element + CastTo<D>, D: Element>(iter: &TensorIterator) {
-    iter.for_each(
+    iter.for_each_writing(
         |ptrs, s, n0, n1| {
             let nt = ptrs.len();
             let (ed, es) = (size_of::<D>() as isize, size_of::<S>() as isize);
@@ -137,10 +138,8 @@ fn cast_loop<S: Element + CastTo<D>, D: Element>(iter: &TensorIterator) {
                 // the output (dtype D) and input (dtype S); copy_ made sure they do not overlap.
                 unsafe {
                     if s[0] == ed && s[1] == es {
-                        let (o, a) = (o as *mut D, a as *const S);
-                        for i in 0..n0 {
-                            *o.add(i) = cast_elem(*a.add(i));
-                        }
+                        // Vectorized per instruction-set level (bf16/f16 rounding, int ↔ float).
+                        simd::run(Map1 { o: o as *mut D, a: a as *const S, n: n0, f: cast_elem::<S, D> });
                     } else {
                         for i in 0..n0 {
                             let v: S = *(a.offset(i as isize * s[1]) as *const S);
@@ -160,7 +159,7 @@ fn same_dtype_loop<W: Copy>(iter: &TensorIterator) {
     if transposed_2d(iter, e) {
         return tiled_copy::<W>(iter);
     }
-    iter.for_each(
+    iter.for_each_writing(
         |ptrs, s, n0, n1| {
             let nt = ptrs.len();
             for j in 0..n1 {
@@ -198,7 +197,10 @@ fn tiled_copy<W: Copy>(iter: &TensorIterator) {
     let (n0, n1) = (iter.shape()[0] as usize, iter.shape()[1] as usize);
     let (so, si) = (iter.strides(0), iter.strides(1));
     let (o1, i0) = (so[1] as isize, si[0] as isize);
-    let (dst, src) = (SendPtr(iter.data_ptr(0)), SendPtr(iter.data_ptr(1)));
+    // SAFETY: the tiles below cover the whole iteration, i.e. every element of the output (a
+    // given `copy_` destination, written only here); `assume_init` follows.
+    let (dst, deferred) = unsafe { iter.operand(0).data_ptr_for_overwrite() };
+    let (dst, src) = (SendPtr(dst), SendPtr(iter.data_ptr(1)));
     let bands = n1.div_ceil(TILE);
     let chunks = parallel_chunks(n0 * n1, GRAIN_SIZE).min(bands);
     let per = bands.div_ceil(chunks.max(1));
@@ -227,6 +229,10 @@ fn tiled_copy<W: Copy>(iter: &TensorIterator) {
         run(0);
     } else {
         (0..chunks).into_par_iter().for_each(run);
+    }
+    if deferred {
+        // SAFETY: every element of the output was written above.
+        unsafe { iter.operand(0).storage().assume_init() };
     }
 }
 

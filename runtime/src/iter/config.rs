@@ -4,6 +4,7 @@
 use super::build;
 use super::iterator::TensorIterator;
 use super::outputs::StructuredOutputs;
+use super::small::SmallVec;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -26,7 +27,7 @@ use crate::tensor::Tensor;
 pub struct TensorIteratorConfig {
     pub(crate) outputs: Vec<Tensor>,
     /// Inputs with their wrapped-number flag.
-    pub(crate) inputs: Vec<(Tensor, bool)>,
+    pub(crate) inputs: SmallVec<(Tensor, bool), 4>,
     /// An output was added after an input (reported by `build`).
     pub(crate) misordered: bool,
     pub(crate) check_mem_overlap: bool,
@@ -55,7 +56,7 @@ impl TensorIteratorConfig {
     pub fn new() -> Self {
         TensorIteratorConfig {
             outputs: Vec::new(),
-            inputs: Vec::new(),
+            inputs: SmallVec::new(),
             misordered: false,
             check_mem_overlap: true,
             check_all_same_dtype: true,
@@ -194,8 +195,7 @@ impl TensorIteratorConfig {
     /// Builds with the outputs given by [`add_output`](Self::add_output) (PyTorch's own
     /// `set_output`: given outputs are checked like `out=` tensors and resized when allowed).
     pub fn build(mut self) -> Result<TensorIterator> {
-        let given = std::mem::take(&mut self.outputs).into_iter().map(Some).collect();
-        let mut outs = StructuredOutputs::from_given(given);
+        let mut outs = StructuredOutputs::from_given(std::mem::take(&mut self.outputs).into_iter().map(Some));
         build::build(self, &mut outs)
     }
 

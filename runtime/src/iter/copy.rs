@@ -52,7 +52,7 @@ pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
         MemOverlapStatus::No => src,
         MemOverlapStatus::Full if dst.dtype() == src.dtype() && dst.sizes() == src.sizes() => return Ok(()),
         _ => {
-            tmp = Tensor::empty(&src.sizes(), src.dtype(), Device::Cpu, MemoryFormat::Contiguous)?;
+            tmp = Tensor::empty_deferred(&src.sizes(), src.dtype(), Device::Cpu, MemoryFormat::Contiguous)?;
             copy_(&tmp, src)?;
             &tmp
         }
@@ -76,7 +76,10 @@ fn memcpy_dense(dst: &Tensor, src: &Tensor) {
     if nbytes == 0 {
         return;
     }
-    let (d, s) = (SendPtr(dst.data_ptr()), SendPtr(src.data_ptr()));
+    // SAFETY: the copy below writes every element of `dst` (all of its dense block), and `dst`
+    // is not read meanwhile; `assume_init` follows it.
+    let (d, deferred) = unsafe { dst.data_ptr_for_overwrite() };
+    let (d, s) = (SendPtr(d), SendPtr(src.data_ptr()));
     let chunk_bytes = GRAIN_SIZE * 8;
     let chunks = parallel_chunks(nbytes, chunk_bytes);
     let step = nbytes.div_ceil(chunks);
@@ -93,6 +96,10 @@ fn memcpy_dense(dst: &Tensor, src: &Tensor) {
     } else {
         (0..chunks).into_par_iter().for_each(run);
     }
+    if deferred {
+        // SAFETY: every element of `dst`, which is all of its storage, was written above.
+        unsafe { dst.storage().assume_init() };
+    }
 }
 
 /// `t.to(dtype)`: `t` itself when the dtype already matches, else a copy that keeps a dense
@@ -103,9 +110,9 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
     }
     let l = t.layout();
     let out = if l.is_non_overlapping_and_dense() {
-        Tensor::empty_strided(&l.sizes, &l.strides, dtype, t.device())?
+        Tensor::empty_strided_deferred(&l.sizes, &l.strides, dtype, t.device())?
     } else {
-        Tensor::empty(&l.sizes, dtype, t.device(), l.suggest_memory_format())?
+        Tensor::empty_deferred(&l.sizes, dtype, t.device(), l.suggest_memory_format())?
     };
     copy_(&out, t)?;
     Ok(out)

@@ -1,15 +1,21 @@
 //! Typed CPU loops over a [`TensorIterator`] (PyTorch's `cpu_kernel`).
 //!
 //! Each loop has three paths for the inner dim: every operand contiguous (a plain indexed loop
-//! that LLVM vectorizes), exactly one input broadcast with stride 0 (its value is hoisted), and
-//! a general byte-strided loop. The closure is generic over the element types only, and the
-//! iteration driver is shared through `&dyn`, so one kernel × dtype is one instantiation.
+//! that LLVM vectorizes, compiled per instruction-set level by [`simd::run`]), exactly one input
+//! broadcast with stride 0 (its value is hoisted, and the loop over the others is again a
+//! dispatched contiguous map), and a general byte-strided loop. The closure is generic over the
+//! element types only, and the iteration driver is shared through `&dyn`, so one kernel × dtype
+//! is one instantiation (with up to three copies of its contiguous loops, one per level).
+//!
+//! Every loop here writes every output element, so outputs that the iterator allocated are
+//! written once and never zero-filled first ([`TensorIterator::for_each_writing`]).
 //!
 //! Operand dtypes must match the type parameters; a mismatch is a bug in the calling kernel
 //! and panics with the operand index and both dtypes.
 
 use super::iterator::TensorIterator;
 use super::opmath::{OpMath, ReducedFloat};
+use super::simd::{self, Map1, Map2, Map3};
 use super::GRAIN_SIZE;
 use crate::dtype::DType;
 use crate::tensor::Element;
@@ -55,7 +61,7 @@ unsafe fn at<T>(p: *mut u8, i: usize, stride: isize) -> *mut T {
 /// `out = f()` for every element (fills, random generators).
 pub fn cpu_kernel_nullary<O: Element>(iter: &TensorIterator, f: impl Fn() -> O + Sync) {
     check_signature(iter, "cpu_kernel_nullary", &[O::DTYPE], &[]);
-    iter.for_each(
+    iter.for_each_writing(
         |ptrs, s, n0, n1| {
             for j in 0..n1 {
                 let o = row(ptrs, s, 0, j);
@@ -79,10 +85,22 @@ pub fn cpu_kernel_nullary<O: Element>(iter: &TensorIterator, f: impl Fn() -> O +
     );
 }
 
+/// `o[i] = v` for `i < n`.
+///
+/// # Safety
+/// `o` addresses `n` valid elements.
+#[inline(always)]
+unsafe fn fill<O: Copy>(o: *mut O, n: usize, v: O) {
+    for i in 0..n {
+        // SAFETY: `i < n`.
+        unsafe { *o.add(i) = v };
+    }
+}
+
 /// `out = f(a)`.
 pub fn cpu_kernel_unary<A: Element, O: Element>(iter: &TensorIterator, f: impl Fn(A) -> O + Sync) {
     check_signature(iter, "cpu_kernel_unary", &[O::DTYPE], &[A::DTYPE]);
-    iter.for_each(
+    iter.for_each_writing(
         |ptrs, s, n0, n1| {
             let (eo, ea) = (size_of::<O>() as isize, size_of::<A>() as isize);
             for j in 0..n1 {
@@ -93,16 +111,9 @@ pub fn cpu_kernel_unary<A: Element, O: Element>(iter: &TensorIterator, f: impl F
                 // fine under full aliasing.
                 unsafe {
                     if s[0] == eo && s[1] == ea {
-                        let (o, a) = (o as *mut O, a as *const A);
-                        for i in 0..n0 {
-                            *o.add(i) = f(*a.add(i));
-                        }
+                        simd::run(Map1 { o: o as *mut O, a: a as *const A, n: n0, f: &f });
                     } else if s[0] == eo && s[1] == 0 {
-                        let v = f(*(a as *const A));
-                        let o = o as *mut O;
-                        for i in 0..n0 {
-                            *o.add(i) = v;
-                        }
+                        fill(o as *mut O, n0, f(*(a as *const A)));
                     } else {
                         for i in 0..n0 {
                             *at::<O>(o, i, s[0]) = f(*at::<A>(a, i, s[1]));
@@ -119,7 +130,7 @@ pub fn cpu_kernel_unary<A: Element, O: Element>(iter: &TensorIterator, f: impl F
 /// comparison `cpu_kernel_binary::<f32, f32, bool>(&iter, |a, b| a < b)`.
 pub fn cpu_kernel_binary<A: Element, B: Element, O: Element>(iter: &TensorIterator, f: impl Fn(A, B) -> O + Sync) {
     check_signature(iter, "cpu_kernel_binary", &[O::DTYPE], &[A::DTYPE, B::DTYPE]);
-    iter.for_each(
+    iter.for_each_writing(
         |ptrs, s, n0, n1| {
             let (eo, ea, eb) = (size_of::<O>() as isize, size_of::<A>() as isize, size_of::<B>() as isize);
             for j in 0..n1 {
@@ -129,19 +140,13 @@ pub fn cpu_kernel_binary<A: Element, B: Element, O: Element>(iter: &TensorIterat
                 unsafe {
                     let (po, pa, pb) = (o as *mut O, a as *const A, b as *const B);
                     if s[0] == eo && s[1] == ea && s[2] == eb {
-                        for i in 0..n0 {
-                            *po.add(i) = f(*pa.add(i), *pb.add(i));
-                        }
+                        simd::run(Map2 { o: po, a: pa, b: pb, n: n0, f: &f });
                     } else if s[0] == eo && s[1] == 0 && s[2] == eb {
                         let av = *pa;
-                        for i in 0..n0 {
-                            *po.add(i) = f(av, *pb.add(i));
-                        }
+                        simd::run(Map1 { o: po, a: pb, n: n0, f: |y| f(av, y) });
                     } else if s[0] == eo && s[1] == ea && s[2] == 0 {
                         let bv = *pb;
-                        for i in 0..n0 {
-                            *po.add(i) = f(*pa.add(i), bv);
-                        }
+                        simd::run(Map1 { o: po, a: pa, n: n0, f: |x| f(x, bv) });
                     } else {
                         for i in 0..n0 {
                             *at::<O>(o, i, s[0]) = f(*at::<A>(a, i, s[1]), *at::<B>(b, i, s[2]));
@@ -160,7 +165,7 @@ pub fn cpu_kernel_ternary<A: Element, B: Element, C: Element, O: Element>(
     f: impl Fn(A, B, C) -> O + Sync,
 ) {
     check_signature(iter, "cpu_kernel_ternary", &[O::DTYPE], &[A::DTYPE, B::DTYPE, C::DTYPE]);
-    iter.for_each(
+    iter.for_each_writing(
         |ptrs, s, n0, n1| {
             let e = [size_of::<O>(), size_of::<A>(), size_of::<B>(), size_of::<C>()].map(|x| x as isize);
             let contig = |k: usize| s[k] == e[k];
@@ -171,24 +176,16 @@ pub fn cpu_kernel_ternary<A: Element, B: Element, C: Element, O: Element>(
                 unsafe {
                     let (po, pa, pb, pc) = (o as *mut O, a as *const A, b as *const B, c as *const C);
                     if contig(0) && contig(1) && contig(2) && contig(3) {
-                        for i in 0..n0 {
-                            *po.add(i) = f(*pa.add(i), *pb.add(i), *pc.add(i));
-                        }
+                        simd::run(Map3 { o: po, a: pa, b: pb, c: pc, n: n0, f: &f });
                     } else if contig(0) && s[1] == 0 && contig(2) && contig(3) {
                         let av = *pa;
-                        for i in 0..n0 {
-                            *po.add(i) = f(av, *pb.add(i), *pc.add(i));
-                        }
+                        simd::run(Map2 { o: po, a: pb, b: pc, n: n0, f: |y, z| f(av, y, z) });
                     } else if contig(0) && contig(1) && s[2] == 0 && contig(3) {
                         let bv = *pb;
-                        for i in 0..n0 {
-                            *po.add(i) = f(*pa.add(i), bv, *pc.add(i));
-                        }
+                        simd::run(Map2 { o: po, a: pa, b: pc, n: n0, f: |x, z| f(x, bv, z) });
                     } else if contig(0) && contig(1) && contig(2) && s[3] == 0 {
                         let cv = *pc;
-                        for i in 0..n0 {
-                            *po.add(i) = f(*pa.add(i), *pb.add(i), cv);
-                        }
+                        simd::run(Map2 { o: po, a: pa, b: pb, n: n0, f: |x, y| f(x, y, cv) });
                     } else {
                         for i in 0..n0 {
                             *at::<O>(o, i, s[0]) = f(*at::<A>(a, i, s[1]), *at::<B>(b, i, s[2]), *at::<C>(c, i, s[3]));
@@ -212,40 +209,109 @@ pub fn cpu_kernel_binary_math<T: OpMath>(iter: &TensorIterator, f: impl Fn(T::Ma
     T::binary_math_kernel(iter, f)
 }
 
-/// The f16/bf16 unary loop: contiguous runs are converted to f32 in stack blocks.
+/// A contiguous f16/bf16 run `o[i] = f(a[i])` in f32: one fused vectorized loop when the
+/// conversions are plain bit operations (bf16), else through f32 blocks on the stack (f16,
+/// converted by `half`'s slice conversions).
+struct ReducedUnary<'a, T, F> {
+    o: *mut T,
+    a: *const T,
+    n: usize,
+    f: &'a F,
+}
+
+impl<T: ReducedFloat, F: Fn(f32) -> f32> simd::InnerLoop for ReducedUnary<'_, T, F> {
+    /// # Safety
+    /// `o` and `a` address `n` valid elements; `o` may equal `a` but not partially overlap it.
+    #[inline(always)]
+    unsafe fn run(self) {
+        let ReducedUnary { o, a, n, f } = self;
+        if T::FUSED {
+            for i in 0..n {
+                // SAFETY: `i < n`.
+                unsafe { *o.add(i) = T::from_f32(f((*a.add(i)).to_f32())) };
+            }
+            return;
+        }
+        let mut x = [0f32; BLOCK];
+        let mut i = 0;
+        while i < n {
+            let m = BLOCK.min(n - i);
+            // SAFETY: `i + m <= n`. The shared slice over the input ends before the mutable
+            // slice over the output is made, so full aliasing (in-place) is fine.
+            unsafe { T::block_to_f32(std::slice::from_raw_parts(a.add(i), m), &mut x[..m]) };
+            for v in &mut x[..m] {
+                *v = f(*v);
+            }
+            // SAFETY: as above.
+            unsafe { T::block_from_f32(&x[..m], std::slice::from_raw_parts_mut(o.add(i), m)) };
+            i += m;
+        }
+    }
+}
+
+/// A contiguous f16/bf16 run `o[i] = f(a[i], b[i])` in f32, fused or blocked as in
+/// [`ReducedUnary`].
+struct ReducedBinary<'a, T, F> {
+    o: *mut T,
+    a: *const T,
+    b: *const T,
+    n: usize,
+    f: &'a F,
+}
+
+impl<T: ReducedFloat, F: Fn(f32, f32) -> f32> simd::InnerLoop for ReducedBinary<'_, T, F> {
+    /// # Safety
+    /// `o`, `a` and `b` address `n` valid elements; `o` may equal an input but not partially
+    /// overlap one.
+    #[inline(always)]
+    unsafe fn run(self) {
+        let ReducedBinary { o, a, b, n, f } = self;
+        if T::FUSED {
+            for i in 0..n {
+                // SAFETY: `i < n`.
+                unsafe { *o.add(i) = T::from_f32(f((*a.add(i)).to_f32(), (*b.add(i)).to_f32())) };
+            }
+            return;
+        }
+        let mut x = [0f32; BLOCK];
+        let mut y = [0f32; BLOCK];
+        let mut i = 0;
+        while i < n {
+            let m = BLOCK.min(n - i);
+            // SAFETY: `i + m <= n`; input slices end before the output slice is made.
+            unsafe {
+                T::block_to_f32(std::slice::from_raw_parts(a.add(i), m), &mut x[..m]);
+                T::block_to_f32(std::slice::from_raw_parts(b.add(i), m), &mut y[..m]);
+            }
+            for (v, &u) in y[..m].iter_mut().zip(&x[..m]) {
+                *v = f(u, *v);
+            }
+            // SAFETY: as above.
+            unsafe { T::block_from_f32(&y[..m], std::slice::from_raw_parts_mut(o.add(i), m)) };
+            i += m;
+        }
+    }
+}
+
+/// The f16/bf16 unary loop: contiguous runs are computed in f32 (see [`ReducedUnary`]).
 pub(crate) fn unary_reduced<T: ReducedFloat>(iter: &TensorIterator, f: &(impl Fn(f32) -> f32 + Sync)) {
     check_signature(iter, "cpu_kernel_unary_math", &[T::DTYPE], &[T::DTYPE]);
-    iter.for_each(
+    iter.for_each_writing(
         |ptrs, s, n0, n1| {
             let e = size_of::<T>() as isize;
-            let mut x = [0f32; BLOCK];
             for j in 0..n1 {
-                let (o, a) = (row(ptrs, s, 0, j), row(ptrs, s, 1, j));
+                let (o, a) = (row(ptrs, s, 0, j) as *mut T, row(ptrs, s, 1, j) as *const T);
                 // SAFETY: the iterator's pointers and strides address `n0` valid T elements of
-                // each operand. In the blocked path the shared slice over the input ends before
-                // the mutable slice over the output is made, so full aliasing (in-place) is fine;
-                // partial overlap is excluded by the iterator.
+                // each operand; partial overlap is excluded by the iterator.
                 unsafe {
                     if s[0] == e && s[1] == e {
-                        let mut i = 0;
-                        while i < n0 {
-                            let m = BLOCK.min(n0 - i);
-                            T::block_to_f32(std::slice::from_raw_parts((a as *const T).add(i), m), &mut x[..m]);
-                            for v in &mut x[..m] {
-                                *v = f(*v);
-                            }
-                            T::block_from_f32(&x[..m], std::slice::from_raw_parts_mut((o as *mut T).add(i), m));
-                            i += m;
-                        }
+                        simd::run(ReducedUnary { o, a, n: n0, f });
                     } else if s[0] == e && s[1] == 0 {
-                        let v = T::from_f32(f((*(a as *const T)).to_f32()));
-                        let o = o as *mut T;
-                        for i in 0..n0 {
-                            *o.add(i) = v;
-                        }
+                        fill(o, n0, T::from_f32(f((*a).to_f32())));
                     } else {
                         for i in 0..n0 {
-                            *at::<T>(o, i, s[0]) = T::from_f32(f((*at::<T>(a, i, s[1])).to_f32()));
+                            *at::<T>(o as *mut u8, i, s[0]) =
+                                T::from_f32(f((*at::<T>(a as *mut u8, i, s[1])).to_f32()));
                         }
                     }
                 }
@@ -255,53 +321,28 @@ pub(crate) fn unary_reduced<T: ReducedFloat>(iter: &TensorIterator, f: &(impl Fn
     );
 }
 
-/// The f16/bf16 binary loop: blocks of both inputs (or of one, with the other hoisted) are
-/// converted to f32, computed, and rounded back once.
+/// The f16/bf16 binary loop: contiguous runs are computed in f32 (see [`ReducedBinary`]); with
+/// one input broadcast, its value is converted once and the other goes through
+/// [`ReducedUnary`].
 pub(crate) fn binary_reduced<T: ReducedFloat>(iter: &TensorIterator, f: &(impl Fn(f32, f32) -> f32 + Sync)) {
     check_signature(iter, "cpu_kernel_binary_math", &[T::DTYPE], &[T::DTYPE, T::DTYPE]);
-    iter.for_each(
+    iter.for_each_writing(
         |ptrs, s, n0, n1| {
             let e = size_of::<T>() as isize;
-            let mut x = [0f32; BLOCK];
-            let mut y = [0f32; BLOCK];
             for j in 0..n1 {
                 let (o, a, b) = (row(ptrs, s, 0, j), row(ptrs, s, 1, j), row(ptrs, s, 2, j));
-                let (pa, pb) = (a as *const T, b as *const T);
-                // SAFETY: as in `unary_reduced`: input slices end before the output slice is
-                // made; pointers and strides come from the iterator.
+                let (po, pa, pb) = (o as *mut T, a as *const T, b as *const T);
+                // SAFETY: pointers and strides come from the iterator and address `n0` valid T
+                // elements of each operand; partial overlap is excluded by the iterator.
                 unsafe {
-                    let hoisted = if s[1] == 0 { Some((*pa).to_f32()) } else { None };
-                    let hoisted_b = if s[2] == 0 { Some((*pb).to_f32()) } else { None };
-                    let a_ok = s[1] == e || s[1] == 0;
-                    let b_ok = s[2] == e || s[2] == 0;
-                    if s[0] == e && a_ok && b_ok && !(s[1] == 0 && s[2] == 0) {
-                        let mut i = 0;
-                        while i < n0 {
-                            let m = BLOCK.min(n0 - i);
-                            match (hoisted, hoisted_b) {
-                                (Some(av), None) => {
-                                    T::block_to_f32(std::slice::from_raw_parts(pb.add(i), m), &mut y[..m]);
-                                    for v in &mut y[..m] {
-                                        *v = f(av, *v);
-                                    }
-                                }
-                                (None, Some(bv)) => {
-                                    T::block_to_f32(std::slice::from_raw_parts(pa.add(i), m), &mut y[..m]);
-                                    for v in &mut y[..m] {
-                                        *v = f(*v, bv);
-                                    }
-                                }
-                                _ => {
-                                    T::block_to_f32(std::slice::from_raw_parts(pa.add(i), m), &mut x[..m]);
-                                    T::block_to_f32(std::slice::from_raw_parts(pb.add(i), m), &mut y[..m]);
-                                    for (v, &u) in y[..m].iter_mut().zip(&x[..m]) {
-                                        *v = f(u, *v);
-                                    }
-                                }
-                            }
-                            T::block_from_f32(&y[..m], std::slice::from_raw_parts_mut((o as *mut T).add(i), m));
-                            i += m;
-                        }
+                    if s[0] == e && s[1] == e && s[2] == e {
+                        simd::run(ReducedBinary { o: po, a: pa, b: pb, n: n0, f });
+                    } else if s[0] == e && s[1] == 0 && s[2] == e {
+                        let av = (*pa).to_f32();
+                        simd::run(ReducedUnary { o: po, a: pb, n: n0, f: &|y| f(av, y) });
+                    } else if s[0] == e && s[1] == e && s[2] == 0 {
+                        let bv = (*pb).to_f32();
+                        simd::run(ReducedUnary { o: po, a: pa, n: n0, f: &|x| f(x, bv) });
                     } else {
                         for i in 0..n0 {
                             let r = f((*at::<T>(a, i, s[1])).to_f32(), (*at::<T>(b, i, s[2])).to_f32());

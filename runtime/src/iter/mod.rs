@@ -67,6 +67,8 @@ mod outputs;
 mod overlap;
 mod reduce;
 mod reduce_plan;
+mod simd;
+mod small;
 mod strides;
 mod sum;
 
@@ -90,6 +92,7 @@ pub use overlap::{get_overlap_status, has_internal_overlap, MemOverlap, MemOverl
 pub use reduce::{
     check_reduction_nonempty, make_reduction, reduce_kernel, reduction_output_shape, review_reduce_result,
 };
+pub use simd::{detected_simd_level, set_simd_level, simd_level, SimdLevel};
 pub use sum::sum_kernel;
 
 /// Below this many elements a loop runs on the calling thread (PyTorch's `GRAIN_SIZE`).

@@ -1,6 +1,7 @@
 //! One operand of a [`TensorIterator`](super::TensorIterator): the tensor a kernel sees, the
 //! user's tensor when they differ, and its byte strides in iteration order.
 
+use crate::dimvec::DimVec;
 use crate::dtype::DType;
 use crate::tensor::Tensor;
 
@@ -15,7 +16,7 @@ pub(crate) struct Operand {
     /// The dtype the kernel sees for this operand (`None` until known).
     pub dtype: Option<DType>,
     /// Byte strides, one per iteration dim (empty until computed).
-    pub stride_bytes: Vec<i64>,
+    pub stride_bytes: DimVec,
     pub is_output: bool,
     /// An output that is also an input (in-place).
     pub is_read_write: bool,
@@ -25,6 +26,11 @@ pub(crate) struct Operand {
     pub is_wrapped: bool,
     /// The output's data goes through a temporary that `cast_outputs` copies back.
     pub needs_cast_back: bool,
+    /// `tensor`'s storage offset in bytes, when the build already read it (saves a layout lock
+    /// per operand when the kernel runs).
+    pub offset_bytes: Option<isize>,
+    /// An output this build allocated: contiguous from offset 0 over all of its storage.
+    pub fresh: bool,
 }
 
 impl Operand {
@@ -34,12 +40,14 @@ impl Operand {
             tensor: t,
             original: None,
             dtype,
-            stride_bytes: Vec::new(),
+            stride_bytes: DimVec::new(),
             is_output: true,
             is_read_write: false,
             will_resize: false,
             is_wrapped: false,
             needs_cast_back: false,
+            offset_bytes: None,
+            fresh: false,
         }
     }
 
@@ -48,12 +56,14 @@ impl Operand {
             dtype: Some(t.dtype()),
             tensor: Some(t),
             original: None,
-            stride_bytes: Vec::new(),
+            stride_bytes: DimVec::new(),
             is_output: false,
             is_read_write: false,
             will_resize: false,
             is_wrapped,
             needs_cast_back: false,
+            offset_bytes: None,
+            fresh: false,
         }
     }
 
@@ -69,5 +79,7 @@ impl Operand {
         }
         self.dtype = Some(t.dtype());
         self.tensor = Some(t);
+        self.offset_bytes = None;
+        self.fresh = false;
     }
 }

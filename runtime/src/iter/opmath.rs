@@ -51,6 +51,9 @@ identity_opmath!(bool, u8, i8, i16, i32, i64, f32, f64);
 
 /// f16 and bf16: scalar and block conversions to and from f32.
 pub(crate) trait ReducedFloat: Element {
+    /// The scalar conversions are branch-free bit operations that vectorize, so contiguous
+    /// loops convert, compute and round back in one pass instead of through f32 blocks.
+    const FUSED: bool;
     fn to_f32(self) -> f32;
     fn from_f32(v: f32) -> Self;
     fn block_to_f32(src: &[Self], dst: &mut [f32]);
@@ -80,6 +83,7 @@ pub(crate) fn f32_to_bf16_bits(v: f32) -> u16 {
 }
 
 impl ReducedFloat for f16 {
+    const FUSED: bool = false;
     #[inline(always)]
     fn to_f32(self) -> f32 {
         f16::to_f32(self)
@@ -99,6 +103,7 @@ impl ReducedFloat for f16 {
 }
 
 impl ReducedFloat for bf16 {
+    const FUSED: bool = true;
     #[inline(always)]
     fn to_f32(self) -> f32 {
         bf16_bits_to_f32(self.to_bits())

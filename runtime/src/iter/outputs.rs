@@ -7,10 +7,18 @@
 //! * **inplace** (`a.add_(b)`): check that `self` already has that geometry;
 //! * **out** (`add(a, b, out=c)`): check dtype and device, resize `c` if its sizes differ.
 
+use super::small::SmallVec;
 use crate::device::{Device, MemoryFormat};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
+
+/// One optional tensor per output, inline for the usual one or two outputs.
+type Slots = SmallVec<Option<Tensor>, 2>;
+
+fn none_slots(n: usize) -> Slots {
+    (0..n).map(|_| None).collect()
+}
 
 /// Which structured variant is running.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,20 +37,24 @@ pub enum OutputMode {
 pub struct StructuredOutputs {
     mode: OutputMode,
     /// Tensors the caller supplied (inplace `self`, `out=` tensors); `None` for functional slots.
-    given: Vec<Option<Tensor>>,
+    given: Slots,
     /// The tensor each slot resolves to once `set_output` ran.
-    results: Vec<Option<Tensor>>,
+    results: Slots,
 }
 
 impl StructuredOutputs {
     /// `n` outputs, each allocated by `set_output`.
     pub fn functional(n: usize) -> Self {
-        StructuredOutputs { mode: OutputMode::Functional, given: vec![None; n], results: vec![None; n] }
+        StructuredOutputs { mode: OutputMode::Functional, given: none_slots(n), results: none_slots(n) }
     }
 
     /// One output, `self_`, written in place.
     pub fn inplace(self_: &Tensor) -> Self {
-        StructuredOutputs { mode: OutputMode::Inplace, given: vec![Some(self_.clone())], results: vec![None] }
+        StructuredOutputs {
+            mode: OutputMode::Inplace,
+            given: [Some(self_.clone())].into_iter().collect(),
+            results: none_slots(1),
+        }
     }
 
     /// The user's `out=` tensors.
@@ -50,15 +62,16 @@ impl StructuredOutputs {
         StructuredOutputs {
             mode: OutputMode::Out,
             given: outs.iter().map(|t| Some((*t).clone())).collect(),
-            results: vec![None; outs.len()],
+            results: none_slots(outs.len()),
         }
     }
 
     /// Slots that are given (`Some`) behave like `out=`; missing ones are allocated. This is what
     /// the plain [`TensorIteratorConfig::build`](super::TensorIteratorConfig::build) uses.
-    pub(crate) fn from_given(given: Vec<Option<Tensor>>) -> Self {
+    pub(crate) fn from_given(given: impl IntoIterator<Item = Option<Tensor>>) -> Self {
+        let given: Slots = given.into_iter().collect();
         let n = given.len();
-        StructuredOutputs { mode: OutputMode::Out, given, results: vec![None; n] }
+        StructuredOutputs { mode: OutputMode::Out, given, results: none_slots(n) }
     }
 
     pub fn mode(&self) -> OutputMode {
@@ -97,9 +110,11 @@ impl StructuredOutputs {
             )));
         }
         let result = match self.given[idx].clone() {
+            // Deferred: the kernel that follows overwrites the output without zero-filling it
+            // first (and anyone reading it before that still sees zeros).
             None => match strides {
-                Some(st) => Tensor::empty_strided(sizes, st, dtype, device)?,
-                None => Tensor::empty(sizes, dtype, device, MemoryFormat::Contiguous)?,
+                Some(st) => Tensor::empty_strided_deferred(sizes, st, dtype, device)?,
+                None => Tensor::empty_deferred(sizes, dtype, device, MemoryFormat::Contiguous)?,
             },
             Some(t) if self.mode == OutputMode::Inplace => {
                 check_inplace(&t, sizes, dtype, device)?;
@@ -127,13 +142,13 @@ impl StructuredOutputs {
     ///
     /// # Panics
     /// If a functional slot was never set.
-    pub fn into_outputs(self) -> Vec<Tensor> {
-        self.results
-            .into_iter()
-            .zip(self.given)
-            .enumerate()
-            .map(|(i, (r, g))| r.or(g).unwrap_or_else(|| panic!("set_output was not called for output {i}")))
-            .collect()
+    pub fn into_outputs(mut self) -> Vec<Tensor> {
+        let mut v = Vec::with_capacity(self.results.len());
+        for i in 0..self.results.len() {
+            let t = self.results[i].take().or_else(|| self.given[i].take());
+            v.push(t.unwrap_or_else(|| panic!("set_output was not called for output {i}")));
+        }
+        v
     }
 }
 

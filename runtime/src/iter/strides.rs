@@ -5,7 +5,9 @@
 use super::build::Builder;
 use super::operand::Operand;
 use super::outputs::{resize_as_requested, StructuredOutputs};
+use super::small::Small;
 use crate::device::MemoryFormat;
+use crate::dimvec::DimVec;
 use crate::error::{Error, Result};
 use crate::tensor::{strides_for_format, Tensor};
 
@@ -61,22 +63,25 @@ impl Builder<'_> {
             return Ok(false);
         };
         let shape = self.shape.clone();
-        let strides: Option<Vec<i64>> = match kind {
+        let strides: Option<DimVec> = match kind {
             FastSetup::Contiguous => None,
-            FastSetup::ChannelsLast => Some(strides_for_format(&shape, MemoryFormat::ChannelsLast).to_vec()),
-            FastSetup::NonOverlappingDense(i) => self.ops[i].tensor.as_ref().map(|t| t.strides().to_vec()),
+            FastSetup::ChannelsLast => Some(strides_for_format(&shape, MemoryFormat::ChannelsLast)),
+            FastSetup::NonOverlappingDense(i) => self.ops[i].tensor.as_ref().map(|t| t.strides()),
         };
         for i in 0..self.nout {
             self.set_output(outs, i, &shape, strides.as_deref())?;
         }
         let numel: i64 = shape.iter().product();
-        self.perm = (0..shape.len()).rev().collect();
+        self.perm = Small::filled(shape.len(), 0);
+        for (i, p) in self.perm.iter_mut().enumerate() {
+            *p = shape.len() - 1 - i;
+        }
         if !shape.is_empty() {
-            self.shape = vec![numel];
+            self.shape = DimVec::from_slice(&[numel]);
         }
         for op in &mut self.ops {
             let es = op.tensor.as_ref().map_or(1, |t| t.dtype().size() as i64);
-            op.stride_bytes = if shape.is_empty() { Vec::new() } else { vec![es] };
+            op.stride_bytes = if shape.is_empty() { DimVec::new() } else { DimVec::from_slice(&[es]) };
         }
         Ok(true)
     }
@@ -112,7 +117,7 @@ impl Builder<'_> {
     }
 
     /// Byte strides of `t` over the broadcast shape (0 on broadcast dims), in broadcast order.
-    fn broadcast_strides(&self, t: &Tensor) -> Result<Vec<i64>> {
+    fn broadcast_strides(&self, t: &Tensor) -> Result<DimVec> {
         let ndim = self.full_shape.len();
         let l = t.layout();
         if l.dim() > ndim {
@@ -124,7 +129,7 @@ impl Builder<'_> {
         }
         let es = t.dtype().size() as i64;
         let off = ndim - l.dim();
-        let mut st = vec![0; ndim];
+        let mut st = DimVec::filled(ndim, 0);
         for i in 0..l.dim() {
             st[off + i] = if l.sizes[i] == 1 && self.full_shape[off + i] != 1 { 0 } else { l.strides[i] * es };
         }
@@ -148,7 +153,10 @@ impl Builder<'_> {
     /// size, and a reduction's reduced dims move to the front.
     pub(super) fn reorder_dimensions(&mut self) {
         let ndim = self.shape.len();
-        self.perm = (0..ndim).rev().collect();
+        self.perm = Small::filled(ndim, 0);
+        for (i, p) in self.perm.iter_mut().enumerate() {
+            *p = ndim - 1 - i;
+        }
         if ndim <= 1 || self.cfg.enforce_linear_iteration {
             self.permute_dimensions();
             return;
@@ -213,7 +221,7 @@ impl Builder<'_> {
         for i in 0..self.nout {
             let op = &self.ops[i];
             if op.tensor.is_none() || op.will_resize {
-                let mut strides = vec![0i64; ndim];
+                let mut strides = DimVec::filled(ndim, 0);
                 let mut next = 1i64;
                 for d in 0..ndim {
                     strides[self.perm[d]] = next;
@@ -262,9 +270,9 @@ impl Builder<'_> {
                 }
             }
         }
-        self.shape.truncate(prev + 1);
+        self.shape = DimVec::from_slice(&self.shape[..prev + 1]);
         for o in &mut self.ops {
-            o.stride_bytes.truncate(prev + 1);
+            o.stride_bytes = DimVec::from_slice(&o.stride_bytes[..prev + 1]);
         }
     }
 }

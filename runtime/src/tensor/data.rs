@@ -25,12 +25,14 @@ impl Tensor {
         if sizes.iter().any(|&s| s < 0) || numel as usize != data.len() {
             return Err(Error::shape(format!("shape {sizes:?} is invalid for input of size {}", data.len())));
         }
-        let storage = Storage::new(std::mem::size_of_val(data), Device::Cpu)?;
-        // SAFETY: the storage was just allocated with exactly `size_of_val(data)` bytes and is
-        // not shared yet; T is a plain-old-data element type.
+        let nbytes = std::mem::size_of_val(data);
+        let storage = Storage::new_deferred(nbytes, Device::Cpu)?;
+        // SAFETY: the storage was just allocated with exactly `nbytes` bytes and is not shared
+        // yet; all of them are written before `assume_init`. T is a plain-old-data element type.
         unsafe {
-            std::ptr::copy_nonoverlapping(data.as_ptr() as *const u8, storage.data_ptr(), std::mem::size_of_val(data))
-        };
+            std::ptr::copy_nonoverlapping(data.as_ptr() as *const u8, storage.data_ptr_for_overwrite(), nbytes);
+            storage.assume_init();
+        }
         Tensor::from_parts(storage, T::DTYPE, TensorLayout::contiguous(sizes))
     }
 

@@ -42,7 +42,18 @@ impl TensorLayout {
     }
     /// A row-major layout for `sizes`.
     pub fn contiguous(sizes: &[i64]) -> TensorLayout {
-        TensorLayout::new(sizes.into(), contiguous_strides(sizes), 0)
+        let strides = contiguous_strides(sizes);
+        if sizes.len() >= 4 {
+            // Channels-last flags may also hold (size-1 dims); compute them all.
+            return TensorLayout::new(sizes.into(), strides, 0);
+        }
+        TensorLayout {
+            numel: sizes.iter().product(),
+            sizes: sizes.into(),
+            strides,
+            offset: 0,
+            flags: CONTIGUOUS | NON_OVERLAPPING_AND_DENSE,
+        }
     }
     pub fn numel(&self) -> i64 {
         self.numel
@@ -89,6 +100,16 @@ pub fn storage_span(sizes: &[i64], strides: &[i64]) -> i64 {
 
 /// Row-major strides.
 pub fn contiguous_strides(sizes: &[i64]) -> DimVec {
+    let mut buf = [0i64; 5];
+    if sizes.len() <= buf.len() {
+        // Built on the stack: no per-element pushes for the usual ranks.
+        let mut acc = 1i64;
+        for i in (0..sizes.len()).rev() {
+            buf[i] = acc;
+            acc *= sizes[i].max(1);
+        }
+        return DimVec::from_slice(&buf[..sizes.len()]);
+    }
     let mut strides = DimVec::filled(sizes.len(), 1);
     let mut acc = 1i64;
     for i in (0..sizes.len()).rev() {

@@ -70,6 +70,34 @@ impl Tensor {
 
     /// Allocates a zero-filled tensor with the given sizes and strides (`empty_strided`).
     pub fn empty_strided(sizes: &[i64], strides: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
+        Tensor::empty_strided_impl(sizes, strides, dtype, device, false)
+    }
+
+    /// Like [`empty_strided`](Self::empty_strided), but the storage is *deferred*
+    /// ([`Storage::new_deferred`]): it still reads as zeros, but is only zero-filled if someone
+    /// reads it before a kernel has overwritten all of it. Kernel outputs are allocated this way,
+    /// so that they are written once.
+    pub fn empty_strided_deferred(sizes: &[i64], strides: &[i64], dtype: DType, device: Device) -> Result<Tensor> {
+        Tensor::empty_strided_impl(sizes, strides, dtype, device, true)
+    }
+
+    /// A contiguous tensor (the common case of `empty` and kernel outputs): strides and layout
+    /// flags are built directly.
+    fn empty_contiguous_impl(sizes: &[i64], dtype: DType, device: Device, deferred: bool) -> Result<Tensor> {
+        check_sizes(sizes)?;
+        let layout = TensorLayout::contiguous(sizes);
+        let nbytes = layout.numel() as usize * dtype.size();
+        let storage = if deferred { Storage::new_deferred(nbytes, device)? } else { Storage::new(nbytes, device)? };
+        Tensor::from_parts(storage, dtype, layout)
+    }
+
+    fn empty_strided_impl(
+        sizes: &[i64],
+        strides: &[i64],
+        dtype: DType,
+        device: Device,
+        deferred: bool,
+    ) -> Result<Tensor> {
         check_sizes(sizes)?;
         if sizes.len() != strides.len() {
             return Err(Error::shape(format!("sizes {sizes:?} and strides {strides:?} have different lengths")));
@@ -78,12 +106,34 @@ impl Tensor {
             return Err(Error::value(format!("negative strides are not supported: {strides:?}")));
         }
         let span = storage_span(sizes, strides) as usize;
-        let storage = Storage::new(span * dtype.size(), device)?;
+        let storage = if deferred {
+            Storage::new_deferred(span * dtype.size(), device)?
+        } else {
+            Storage::new(span * dtype.size(), device)?
+        };
         Tensor::from_parts(storage, dtype, TensorLayout::new(sizes.into(), strides.into(), 0))
+    }
+
+    /// Like [`empty`](Self::empty) with a deferred storage (see
+    /// [`empty_strided_deferred`](Self::empty_strided_deferred)).
+    pub fn empty_deferred(sizes: &[i64], dtype: DType, device: Device, format: MemoryFormat) -> Result<Tensor> {
+        Tensor::check_format(sizes, format)?;
+        if matches!(format, MemoryFormat::Contiguous | MemoryFormat::Preserve) {
+            return Tensor::empty_contiguous_impl(sizes, dtype, device, true);
+        }
+        Tensor::empty_strided_deferred(sizes, &strides_for_format(sizes, format), dtype, device)
     }
 
     /// Allocates a zero-filled tensor laid out in `format` (`empty(memory_format=...)`).
     pub fn empty(sizes: &[i64], dtype: DType, device: Device, format: MemoryFormat) -> Result<Tensor> {
+        Tensor::check_format(sizes, format)?;
+        if matches!(format, MemoryFormat::Contiguous | MemoryFormat::Preserve) {
+            return Tensor::empty_contiguous_impl(sizes, dtype, device, false);
+        }
+        Tensor::empty_strided(sizes, &strides_for_format(sizes, format), dtype, device)
+    }
+
+    fn check_format(sizes: &[i64], format: MemoryFormat) -> Result<()> {
         check_sizes(sizes)?;
         match (format, sizes.len()) {
             (MemoryFormat::ChannelsLast, n) if n != 4 => {
@@ -98,7 +148,7 @@ impl Tensor {
             }
             _ => {}
         }
-        Tensor::empty_strided(sizes, &strides_for_format(sizes, format), dtype, device)
+        Ok(())
     }
 
     /// A copy of this tensor's bytes in storage on another host-memory device (CPU or
@@ -164,6 +214,12 @@ impl Tensor {
     pub fn layout(&self) -> TensorLayout {
         self.read_layout().clone()
     }
+    /// Runs `f` on the layout under one read lock, without copying it (for hot paths that need
+    /// several layout facts at once).
+    #[inline]
+    pub(crate) fn with_layout<R>(&self, f: impl FnOnce(&TensorLayout) -> R) -> R {
+        f(&self.read_layout())
+    }
     fn read_layout(&self) -> std::sync::RwLockReadGuard<'_, TensorLayout> {
         self.0.layout.read().unwrap_or_else(|e| e.into_inner())
     }
@@ -226,6 +282,30 @@ impl Tensor {
         // SAFETY: `from_parts` and `set_layout_` check that offset+span fits in the storage, so
         // the offset pointer stays inside (or one past) the allocation.
         unsafe { base.add(off) }
+    }
+
+    /// Address of element 0 for a kernel that writes this whole tensor before anything reads it,
+    /// and whether [`Storage::assume_init`] must be called once it has: a deferred storage that
+    /// this tensor covers exactly (offset 0, dense, every byte an element) is not zero-filled.
+    /// Otherwise this is [`data_ptr`](Self::data_ptr).
+    ///
+    /// # Safety
+    /// When the flag is true the caller must write every element through the pointer before any
+    /// of them is read, then call `self.storage().assume_init()`, and no other handle may read or
+    /// write the storage meanwhile (see [`Storage::data_ptr_for_overwrite`]).
+    pub unsafe fn data_ptr_for_overwrite(&self) -> (*mut u8, bool) {
+        let st = &self.0.storage;
+        if st.is_deferred() {
+            let l = self.read_layout();
+            let covers = l.offset == 0
+                && l.is_non_overlapping_and_dense()
+                && l.numel() as usize * self.0.dtype.size() == st.nbytes();
+            if covers {
+                // SAFETY: forwarded to the caller; the tensor's elements are all of the bytes.
+                return (unsafe { st.data_ptr_for_overwrite() }, true);
+            }
+        }
+        (self.data_ptr(), false)
     }
 
     // ----- in-place metadata changes -----

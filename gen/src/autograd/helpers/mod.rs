@@ -10,6 +10,8 @@ use oxten_runtime::dispatch::{pop_returns, DispatchKey, ExcludeGuard, FromIValue
 use oxten_runtime::{ops, wrap_dim, DType, Device, Error, Result, Scalar, Tensor};
 use std::sync::OnceLock;
 
+// Formula helpers of the operator families, one file each (`mod <family>; pub use <family>::*;`).
+
 // ---------------------------------------------------------------------------------------------
 // Plumbing for the generated code.
 // ---------------------------------------------------------------------------------------------
@@ -311,6 +313,36 @@ pub fn value_selecting_reduction_backward(
     let positions = ops::view::call(&positions, &shape)?;
     let mask = cast_to(&ops::eq::call(&positions, &idx)?, g.dtype())?;
     ops::mul::call(&g, &mask)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matrix products.
+// ---------------------------------------------------------------------------------------------
+
+/// Whether a matrix of `sizes` with `strides` is column-major (the transpose of a contiguous
+/// matrix), as `x.t()` is.
+fn is_column_major(sizes: &[i64], strides: &[i64]) -> bool {
+    strides.len() == 2 && strides[0] == 1 && strides[1] == sizes[0]
+}
+
+/// The gradient of `mm`'s first operand (`self`, of `sizes` and `strides`): `grad @ mat2.t()`.
+/// As in PyTorch, a column-major `self` gets a column-major gradient, computed as
+/// `(mat2 @ grad.t()).t()`, so that accumulating it needs no transposing copy.
+pub fn mm_mat1_backward(grad: &Tensor, mat2: &Tensor, sizes: &[i64], strides: &[i64]) -> Result<Tensor> {
+    if is_column_major(sizes, strides) {
+        return ops::t::call(&ops::mm::call(mat2, &ops::t::call(grad)?)?);
+    }
+    ops::mm::call(grad, &ops::t::call(mat2)?)
+}
+
+/// The gradient of `mm`'s second operand (`mat2`, of `sizes` and `strides`): `self.t() @ grad`,
+/// computed as `(grad.t() @ self).t()` for a column-major `mat2` (a transposed weight, as in
+/// `x.mm(w.t())`), which makes the gradient of `w` itself contiguous.
+pub fn mm_mat2_backward(grad: &Tensor, mat1: &Tensor, sizes: &[i64], strides: &[i64]) -> Result<Tensor> {
+    if is_column_major(sizes, strides) {
+        return ops::t::call(&ops::mm::call(&ops::t::call(grad)?, mat1)?);
+    }
+    ops::mm::call(&ops::t::call(mat1)?, grad)
 }
 
 // ---------------------------------------------------------------------------------------------

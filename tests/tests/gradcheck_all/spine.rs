@@ -1,113 +1,10 @@
-//! Every derivatives.yaml entry is checked against finite differences: `gradcheck` (slow and fast
-//! mode) and `gradgradcheck`, on seeded random float64 inputs, including broadcasting and
-//! non-contiguous (transposed) inputs and the in-place variants. The table of cases must cover
-//! every entry the generator exports in `oxten::autograd::DERIVATIVES`, so a new formula without
-//! a case fails `every_entry_has_a_case`.
+//! Cases for the spine and matmul entries.
 
-use oxten::autograd::{gradcheck, gradgradcheck, GradcheckOpts, DERIVATIVES};
+use super::{case, fresh, Case, Rng};
 use oxten::options::*;
-use oxten::{DType, MemoryFormat, Result, Scalar, Tensor};
-use std::cell::Cell;
+use oxten::{DType, MemoryFormat, Scalar, Tensor};
 
-/// SplitMix64, so inputs are the same on every run.
-struct Rng(Cell<u64>);
-
-impl Rng {
-    fn next(&self) -> f64 {
-        let s = self.0.get().wrapping_add(0x9e37_79b9_7f4a_7c15);
-        self.0.set(s);
-        let mut z = s;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn values(&self, n: usize, f: impl Fn(f64) -> f64) -> Vec<f64> {
-        (0..n).map(|_| f(self.next())).collect()
-    }
-}
-
-fn numel(shape: &[i64]) -> usize {
-    shape.iter().product::<i64>() as usize
-}
-
-fn leaf(values: Vec<f64>, shape: &[i64]) -> Tensor {
-    Tensor::from_vec(values, shape).unwrap().requires_grad_(true)
-}
-
-/// Inputs of a case: the kinds of values formulas need.
-impl Rng {
-    /// Uniform in [-2, 2).
-    fn any(&self, shape: &[i64]) -> Tensor {
-        leaf(self.values(numel(shape), |u| 4.0 * u - 2.0), shape)
-    }
-    /// Uniform in [0.5, 2): for log, sqrt, rsqrt, pow, division.
-    fn pos(&self, shape: &[i64]) -> Tensor {
-        leaf(self.values(numel(shape), |u| 0.5 + 1.5 * u), shape)
-    }
-    /// Magnitude in [0.2, 1.2) with a random sign: away from the kinks of abs, relu, sgn.
-    fn away_from_zero(&self, shape: &[i64]) -> Tensor {
-        let v: Vec<f64> = (0..numel(shape))
-            .map(|_| {
-                let m = 0.2 + self.next();
-                if self.next() < 0.5 {
-                    -m
-                } else {
-                    m
-                }
-            })
-            .collect();
-        leaf(v, shape)
-    }
-    /// Distinct values (a shuffled, scaled 0..n): reductions that select have a unique answer.
-    fn distinct(&self, shape: &[i64]) -> Tensor {
-        let n = numel(shape);
-        let mut v: Vec<f64> = (0..n).map(|i| i as f64 * 0.37 - 1.0).collect();
-        for i in (1..n).rev() {
-            let j = (self.next() * (i + 1) as f64) as usize;
-            v.swap(i, j.min(i));
-        }
-        leaf(v, shape)
-    }
-    /// A non-contiguous leaf of `shape` (2-d): the transpose of a contiguous tensor.
-    fn transposed(&self, shape: &[i64]) -> Tensor {
-        let t = Tensor::from_vec(self.values(numel(shape), |u| 4.0 * u - 2.0), &[shape[1], shape[0]]).unwrap();
-        let nc = t.t().detach().requires_grad_(true);
-        assert!(!nc.is_contiguous());
-        nc
-    }
-}
-
-type F = Box<dyn Fn(&[Tensor]) -> Result<Vec<Tensor>>>;
-
-struct Case {
-    /// The derivatives.yaml entry it checks.
-    op: &'static str,
-    /// What is special about it.
-    what: &'static str,
-    inputs: Vec<Tensor>,
-    f: F,
-    /// Whether to check second derivatives too.
-    gradgrad: bool,
-    /// The finite-difference step.
-    eps: f64,
-}
-
-fn case(
-    op: &'static str,
-    what: &'static str,
-    inputs: Vec<Tensor>,
-    f: impl Fn(&[Tensor]) -> Result<Tensor> + 'static,
-) -> Case {
-    Case { op, what, inputs, f: Box::new(move |x| Ok(vec![f(x)?])), gradgrad: true, eps: 1e-6 }
-}
-
-/// `x * 1`, so that an in-place op writes to a non-leaf.
-fn fresh(x: &Tensor) -> Result<Tensor> {
-    x.try_mul_scalar(1.0)
-}
-
-fn cases() -> Vec<Case> {
-    let r = Rng(Cell::new(42));
+pub(crate) fn cases(r: &Rng) -> Vec<Case> {
     let alpha = |a: f64| AddOpts { alpha: Scalar::Float(a) };
     vec![
         // ---- binary arithmetic ----
@@ -220,6 +117,18 @@ fn cases() -> Vec<Case> {
         case("max.dim", "keepdim", vec![r.distinct(&[3, 4])], |x| {
             Ok(x[0].try_max_dim_with(0, MaxDimOpts { keepdim: true })?.0)
         }),
+        // ---- matrix products ----
+        case("mm", "", vec![r.any(&[2, 3]), r.any(&[3, 4])], |x| x[0].try_mm(&x[1])),
+        case("mm", "transposed (column-major) self", vec![r.transposed(&[3, 2]), r.any(&[2, 4])], |x| {
+            x[0].try_mm(&x[1])
+        }),
+        case("mm", "transposed (column-major) mat2", vec![r.any(&[2, 3]), r.transposed(&[3, 4])], |x| {
+            x[0].try_mm(&x[1])
+        }),
+        case("mm", "x.mm(w.t()), as a linear layer", vec![r.any(&[2, 3]), r.any(&[4, 3])], |x| {
+            x[0].try_mm(&x[1].try_t()?)
+        }),
+        case("mm", "same input twice", vec![r.any(&[3, 3])], |x| x[0].try_mm(&x[0])),
         // ---- writes ----
         case("fill_.Scalar", "", vec![r.any(&[4])], |x| fresh(&x[0])?.try_fill_scalar_(2.0)),
         case("zero_", "", vec![r.any(&[4])], |x| fresh(&x[0])?.try_zero_()),
@@ -265,54 +174,4 @@ fn cases() -> Vec<Case> {
             x[0].try_select(1, -1)?.try_exp()
         }),
     ]
-}
-
-fn opts(c: &Case) -> GradcheckOpts {
-    GradcheckOpts { eps: c.eps, ..Default::default() }
-}
-
-fn run_all(check: impl Fn(&Case) -> Result<()>) {
-    let mut failures = Vec::new();
-    let all = cases();
-    for c in &all {
-        if let Err(e) = check(c) {
-            failures.push(format!("{} ({}): {e}", c.op, c.what));
-        }
-    }
-    assert!(failures.is_empty(), "{} of {} cases failed:\n\n{}", failures.len(), all.len(), failures.join("\n\n"));
-}
-
-#[test]
-fn every_entry_has_a_case() {
-    let all = cases();
-    let missing: Vec<&str> = DERIVATIVES
-        .iter()
-        .filter(|d| d.node.is_some())
-        .map(|d| d.op)
-        .filter(|op| !all.iter().any(|c| c.op == *op))
-        .collect();
-    assert!(missing.is_empty(), "entries without a gradcheck case: {missing:?}");
-    for c in &all {
-        assert!(DERIVATIVES.iter().any(|d| d.op == c.op), "case for unknown entry `{}`", c.op);
-    }
-}
-
-#[test]
-fn gradcheck_every_entry() {
-    run_all(|c| gradcheck(|x: &[Tensor]| (c.f)(x), &c.inputs, opts(c)));
-}
-
-#[test]
-fn gradcheck_every_entry_fast_mode() {
-    run_all(|c| gradcheck(|x: &[Tensor]| (c.f)(x), &c.inputs, GradcheckOpts { fast_mode: true, seed: 7, ..opts(c) }));
-}
-
-#[test]
-fn gradgradcheck_every_entry() {
-    run_all(|c| {
-        if !c.gradgrad {
-            return Ok(());
-        }
-        gradgradcheck(|x: &[Tensor]| (c.f)(x), &c.inputs, opts(c))
-    });
 }

@@ -1,0 +1,187 @@
+//! `mm` beyond the golden cases: products large enough for `gemm`'s blocking and rayon split,
+//! every operand layout (transposed, sliced, expanded), f16/bf16 accumulation, integer
+//! wrap-around, `out=` tensors (resized, strided, aliasing an input), meta tensors and
+//! autograd through a linear layer. References are computed in f64 by a plain loop.
+
+use oxten::options::SliceOpts;
+use oxten::{DType, Device, MemoryFormat, Tensor};
+
+/// Deterministic values in [-1, 1).
+fn values(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn matrix(rows: i64, cols: i64, dtype: DType, seed: u64) -> Tensor {
+    Tensor::from_vec(values((rows * cols) as usize, seed), &[rows, cols]).unwrap().to_dtype(dtype)
+}
+
+/// `a @ b` in f64 from the operands' values (in logical order).
+fn reference(a: &Tensor, b: &Tensor) -> Vec<f64> {
+    let (m, k, n) = (a.sizes()[0] as usize, a.sizes()[1] as usize, b.sizes()[1] as usize);
+    let (av, bv) = (a.to_f64_vec().unwrap(), b.to_f64_vec().unwrap());
+    let mut c = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k).map(|p| av[i * k + p] * bv[p * n + j]).sum();
+        }
+    }
+    c
+}
+
+#[track_caller]
+fn assert_product(got: &Tensor, a: &Tensor, b: &Tensor, tol: f64) {
+    assert_eq!(&got.sizes()[..], &[a.sizes()[0], b.sizes()[1]]);
+    let want = reference(a, b);
+    for (i, (g, w)) in got.to_f64_vec().unwrap().iter().zip(&want).enumerate() {
+        assert!((g - w).abs() <= tol * (1.0 + w.abs()), "element {i}: {g} vs {w}");
+    }
+}
+
+/// The operand layouts `mm` must read in place: contiguous, transposed, every other column of a
+/// wider matrix, and a column broadcast along rows (stride 0).
+fn layouts(rows: i64, cols: i64, dtype: DType, seed: u64) -> Vec<(&'static str, Tensor)> {
+    let wide = matrix(rows, 2 * cols, dtype, seed + 2);
+    vec![
+        ("contiguous", matrix(rows, cols, dtype, seed)),
+        ("transposed", matrix(cols, rows, dtype, seed + 1).t()),
+        ("sliced", wide.slice_with(SliceOpts { dim: 1, start: Some(0), end: Some(2 * cols), step: 2 })),
+        ("expanded", matrix(1, cols, dtype, seed + 3).expand(&[rows, cols])),
+    ]
+}
+
+#[test]
+fn large_products_in_every_layout() {
+    // 97 x 130 x 75 is above gemm's threading threshold and not a multiple of its tiles;
+    // 40 x 130 x 90 (fewer rows than columns) goes through the column-major staging matrix
+    // when `b` is not row-major.
+    for (dtype, tol) in [(DType::F32, 1e-4), (DType::F64, 1e-12)] {
+        for (m, k, n) in [(97, 130, 75), (40, 130, 90)] {
+            for (la, a) in layouts(m, k, dtype, 10) {
+                for (lb, b) in layouts(k, n, dtype, 20) {
+                    let c = a.mm(&b);
+                    assert!(c.is_contiguous(), "{la} x {lb}");
+                    assert_eq!(c.dtype(), dtype);
+                    assert_product(&c, &a, &b, tol);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn reduced_precision_accumulates_in_f32() {
+    // k = 512: accumulating in f16/bf16 would lose several digits; f32 accumulation is within
+    // one rounding of the output.
+    for (dtype, tol) in [(DType::F16, 2e-3), (DType::BF16, 1.6e-2)] {
+        for (la, a) in layouts(40, 512, dtype, 30) {
+            let b = matrix(512, 24, dtype, 40);
+            let c = a.mm(&b);
+            assert_eq!(c.dtype(), dtype, "{la}");
+            // The reference multiplies the rounded operands exactly; the tolerance is relative to
+            // the size of the sum's terms (|c| can be small after cancellation).
+            let want = reference(&a, &b);
+            for (g, w) in c.to_f64_vec().unwrap().iter().zip(&want) {
+                assert!((g - w).abs() <= tol * (1.0 + w.abs()) * 4.0, "{dtype:?} {la}: {g} vs {w}");
+            }
+        }
+        let bt = matrix(24, 512, dtype, 50).t();
+        let a = matrix(40, 512, dtype, 60);
+        assert_product(&a.mm(&bt), &a, &bt, 4.0 * tol);
+    }
+}
+
+#[test]
+fn integer_products_wrap() {
+    let a = Tensor::from_vec(vec![16u8, 1, 2, 3], &[2, 2]).unwrap();
+    let b = Tensor::from_vec(vec![16u8, 0, 0, 1], &[2, 2]).unwrap();
+    // 16 * 16 = 256 wraps to 0 in uint8, as in PyTorch.
+    assert_eq!(a.mm(&b).to_vec::<u8>().unwrap(), [0, 1, 32, 3]);
+    let big = Tensor::from_vec(vec![1i64 << 40, 3], &[1, 2]).unwrap();
+    let col = Tensor::from_vec(vec![1i64 << 20, 5], &[2, 1]).unwrap();
+    assert_eq!(big.mm(&col).to_vec::<i64>().unwrap(), [(1i64 << 60) + 15]);
+    let a = matrix(7, 9, DType::F64, 70).mul_scalar(10.0).to_dtype(DType::I32);
+    let b = matrix(9, 4, DType::F64, 80).mul_scalar(10.0).to_dtype(DType::I32).t().contiguous().t();
+    assert_product(&a.mm(&b), &a, &b, 0.0);
+}
+
+#[test]
+fn empty_inner_dimension_gives_zeros() {
+    for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16, DType::I64] {
+        let c = matrix(3, 0, dtype, 1).mm(&matrix(0, 2, dtype, 2));
+        assert_eq!(&c.sizes()[..], &[3, 2]);
+        assert_eq!(c.to_f64_vec().unwrap(), [0.0; 6], "{dtype:?}");
+    }
+    assert_eq!(&matrix(0, 3, DType::F32, 1).mm(&matrix(3, 2, DType::F32, 2)).sizes()[..], &[0, 2]);
+}
+
+#[test]
+fn out_tensors() {
+    let a = matrix(6, 5, DType::F32, 90);
+    let b = matrix(5, 4, DType::F32, 91);
+    // A wrongly sized out= tensor is resized.
+    let out = Tensor::empty(&[0], DType::F32, Device::Cpu, MemoryFormat::Contiguous).unwrap();
+    let r = oxten::mm_out(&a, &b, &out);
+    assert!(r.is_same(&out));
+    assert_product(&out, &a, &b, 1e-5);
+    // A column-major out= tensor of the right size keeps its layout.
+    let out_t = Tensor::empty(&[4, 6], DType::F32, Device::Cpu, MemoryFormat::Contiguous).unwrap().t();
+    oxten::mm_out(&a, &b, &out_t);
+    assert_eq!(&out_t.strides()[..], &[1, 6]);
+    assert_product(&out_t, &a, &b, 1e-5);
+    // out= aliasing an input: the product of the original values.
+    let sq = matrix(5, 5, DType::F64, 92);
+    let before = sq.deep_clone();
+    let w = matrix(5, 5, DType::F64, 93);
+    oxten::mm_out(&sq, &w, &sq);
+    assert_product(&sq, &before, &w, 1e-12);
+    // out= of another dtype is an error, as in PyTorch.
+    let wrong = Tensor::empty(&[6, 4], DType::F64, Device::Cpu, MemoryFormat::Contiguous).unwrap();
+    let e = oxten::try_mm_out(&a, &b, &wrong).unwrap_err().to_string();
+    assert!(e.contains("Expected out tensor to have dtype"), "{e}");
+}
+
+#[test]
+fn meta_tensors_get_shapes_without_data() {
+    let a = Tensor::empty(&[7, 3], DType::BF16, Device::Meta, MemoryFormat::Contiguous).unwrap();
+    let b = Tensor::empty(&[3, 11], DType::BF16, Device::Meta, MemoryFormat::Contiguous).unwrap();
+    let c = a.mm(&b);
+    assert_eq!((c.device(), c.dtype(), &c.sizes()[..]), (Device::Meta, DType::BF16, &[7i64, 11][..]));
+    let bad = Tensor::empty(&[4, 11], DType::BF16, Device::Meta, MemoryFormat::Contiguous).unwrap();
+    let e = a.try_mm(&bad).unwrap_err().to_string();
+    assert_eq!(e, "mm: mat1 and mat2 shapes cannot be multiplied (7x3 and 4x11)");
+}
+
+#[test]
+fn linear_layer_gradients_keep_the_weight_layout() {
+    // y = x @ w.t(): mat2 is column-major, so (as in PyTorch) w's gradient is computed as
+    // (grad.t() @ x) and arrives contiguous, like w.
+    let x = matrix(8, 6, DType::F32, 100);
+    let w = matrix(3, 6, DType::F32, 101).requires_grad_(true);
+    let y = x.mm(&w.t());
+    y.sum().backward();
+    let g = w.grad().unwrap();
+    assert!(g.is_contiguous(), "strides {:?}", &g.strides()[..]);
+    // d(sum(x @ w.t()))/dw[o, i] = sum over rows of x[:, i].
+    let xs = x.sum_dim_intlist(Some(&[0])).to_f64_vec().unwrap();
+    for (idx, v) in g.to_f64_vec().unwrap().iter().enumerate() {
+        assert!((v - xs[idx % 6]).abs() < 1e-5);
+    }
+}
+
+#[test]
+fn a_view_of_the_callers_gradient_is_copied_into_grad() {
+    // `.grad` may take over a gradient that only the engine holds (mm's transposed results are
+    // views), but never one that shares memory with a tensor the caller still has.
+    let x = matrix(2, 3, DType::F32, 102).requires_grad_(true);
+    let g = matrix(3, 2, DType::F32, 103);
+    x.t().backward_with(oxten::autograd::BackwardOpts { gradient: Some(g.clone()), ..Default::default() });
+    let grad = x.grad().unwrap();
+    assert!(!grad.storage().is_alias_of(g.storage()));
+    assert_eq!(grad.to_f64_vec().unwrap(), g.t().to_f64_vec().unwrap());
+}
