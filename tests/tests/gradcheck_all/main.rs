@@ -5,8 +5,7 @@
 //! a case fails `every_entry_has_a_case`.
 
 use oxten::autograd::{gradcheck, gradgradcheck, GradcheckOpts, DERIVATIVES};
-use oxten::options::*;
-use oxten::{DType, MemoryFormat, Result, Scalar, Tensor};
+use oxten::{Result, Tensor};
 use std::cell::Cell;
 
 mod spine;
