@@ -41,15 +41,10 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
             c.flag("is_result"),
             t(1),
         )),
-        "leaky_relu_backward" => one(ops::leaky_relu_backward::call(
-            t(0),
-            t(1),
-            s("negative_slope", f(0.01)),
-            c.flag("self_is_result"),
-        )),
-        "hardtanh_backward" => {
-            one(ops::hardtanh_backward::call(t(0), t(1), s("min_val", i(-1)), s("max_val", i(1))))
+        "leaky_relu_backward" => {
+            one(ops::leaky_relu_backward::call(t(0), t(1), s("negative_slope", f(0.01)), c.flag("self_is_result")))
         }
+        "hardtanh_backward" => one(ops::hardtanh_backward::call(t(0), t(1), s("min_val", i(-1)), s("max_val", i(1)))),
         "softplus_backward" => one(ops::softplus_backward::call(t(0), t(1), s("beta", i(1)), s("threshold", i(20)))),
         // ---- softmax family ----
         "_softmax" => one(ops::_softmax::call(t(0), dim(), c.flag("half_to_float"))),

@@ -19,8 +19,8 @@ use super::{float_dispatch, floating_only};
 use crate::generated::decls::{
     EluBackwardGradInputMetaFn, EluBackwardOutCpu, EluOutCpu, EluOutMetaFn, HardtanhBackwardCpu, HardtanhBackwardMeta,
     HardtanhBackwardOutCpu, HardtanhBackwardOutMeta, HardtanhCpu, HardtanhInplaceCpu, HardtanhInplaceMeta,
-    HardtanhMeta, HardtanhOutCpu, HardtanhOutMeta, LeakyReluBackwardCheck, LeakyReluCheck, SoftplusBackwardGradInputMetaFn,
-    SoftplusBackwardOutCpu, SoftplusCheck,
+    HardtanhMeta, HardtanhOutCpu, HardtanhOutMeta, LeakyReluBackwardCheck, LeakyReluCheck,
+    SoftplusBackwardGradInputMetaFn, SoftplusBackwardOutCpu, SoftplusCheck,
 };
 use crate::math::Float;
 use crate::select::promote::{result_type, Arg};
@@ -150,7 +150,10 @@ impl EluOutMetaFn for Meta {
 fn elu_loop<S: OpMath<Math = M>, M: Float>(iter: &TensorIterator, alpha: Scalar, scale: Scalar, input_scale: Scalar) {
     let (negcoef, poscoef, negiptcoef) = elu_coefs::<M>(alpha, scale, input_scale);
     let zero = M::zero();
-    cpu_kernel_unary_math::<S>(iter, move |x| if x <= zero { (x * negiptcoef).exp_m1() * negcoef } else { x * poscoef });
+    cpu_kernel_unary_math::<S>(
+        iter,
+        move |x| if x <= zero { (x * negiptcoef).exp_m1() * negcoef } else { x * poscoef },
+    );
 }
 
 impl EluOutCpu for Cpu {
@@ -195,7 +198,10 @@ fn elu_backward_loop<S: OpMath<Math = M>, M: Float>(
     let (negcoef, poscoef, negiptcoef) = elu_coefs::<M>(alpha, scale, input_scale);
     let zero = M::zero();
     if is_result {
-        cpu_kernel_binary_math::<S>(iter, move |g, y| if y <= zero { g * negiptcoef * (y + negcoef) } else { g * poscoef });
+        cpu_kernel_binary_math::<S>(
+            iter,
+            move |g, y| if y <= zero { g * negiptcoef * (y + negcoef) } else { g * poscoef },
+        );
     } else {
         cpu_kernel_binary_math::<S>(iter, move |g, x| {
             if x <= zero {
@@ -320,7 +326,11 @@ fn hardtanh_backward_impl(
     if !iter.is_meta() {
         // PyTorch runs `hardtanh_backward` through the `hardshrink_backward` loop, whose name
         // its error messages carry.
-        float_dispatch!("hardshrink_backward_cpu", iter.common_dtype(), hardtanh_backward_loop(&iter, min_val, max_val));
+        float_dispatch!(
+            "hardshrink_backward_cpu",
+            iter.common_dtype(),
+            hardtanh_backward_loop(&iter, min_val, max_val)
+        );
         iter.cast_outputs()?;
     }
     Ok(outs.into_outputs().remove(0))

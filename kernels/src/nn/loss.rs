@@ -118,10 +118,9 @@ fn targets(target: &Tensor, long_only_message: bool) -> Result<Vec<i64>> {
     match target.dtype() {
         DType::I64 => target.to_vec::<i64>(),
         DType::U8 => Ok(target.to_vec::<u8>()?.into_iter().map(i64::from).collect()),
-        other if long_only_message => Err(Error::dtype(format!(
-            "expected scalar type Long but found {}",
-            scalar_type_name(other)
-        ))),
+        other if long_only_message => {
+            Err(Error::dtype(format!("expected scalar type Long but found {}", scalar_type_name(other))))
+        }
         other => Err(Error::runtime(format!(
             "expected target dtype to be Long or Byte, but got {}",
             scalar_type_name(other)
@@ -516,9 +515,7 @@ fn cross_entropy_prob_target(
             }
         }
         REDUCTION_SUM => ops::neg::call(&ops::sum::call(&prod, None)?),
-        REDUCTION_NONE => {
-            ops::neg::call(&ops::sum_dim_intlist::call(&prod, Some(&[class_dim as i64]), false, None)?)
-        }
+        REDUCTION_NONE => ops::neg::call(&ops::sum_dim_intlist::call(&prod, Some(&[class_dim]), false, None)?),
         other => Err(invalid_ce_reduction(other)),
     }
 }
@@ -542,7 +539,7 @@ fn cross_entropy_label_smoothing(
         Some(w) => ops::mul::call(&input, &weight_view(w, input.dim(), class_dim as usize)?)?,
         None => input.clone(),
     };
-    let smooth = ops::neg::call(&ops::sum_dim_intlist::call(&per_class, Some(&[class_dim as i64]), false, None)?)?;
+    let smooth = ops::neg::call(&ops::sum_dim_intlist::call(&per_class, Some(&[class_dim]), false, None)?)?;
     let zero = ops::zeros_like::call(&smooth, None, None, None, None, None)?;
     let smooth = ops::where_self::call(&ignore_mask, &zero, &smooth)?;
     let ret = match reduction {
@@ -614,7 +611,9 @@ impl CrossEntropyLossCompositeImplicit for Composite {
 
 fn check_mse_reduction(reduction: i64) -> Result<()> {
     if !(REDUCTION_NONE..=REDUCTION_SUM).contains(&reduction) {
-        return Err(Error::value(format!("mse_loss: reduction must be 0 (none), 1 (mean) or 2 (sum), got {reduction}")));
+        return Err(Error::value(format!(
+            "mse_loss: reduction must be 0 (none), 1 (mean) or 2 (sum), got {reduction}"
+        )));
     }
     Ok(())
 }
@@ -715,7 +714,8 @@ fn mse_backward_impl(
         Some(g) => g.clone(),
         None => Tensor::empty(&self_.sizes(), self_.dtype(), self_.device(), MemoryFormat::Contiguous)?,
     };
-    let iter = ternary_op_config().add_output(&out).add_input(self_).add_input(target).add_input(grad_output).build()?;
+    let iter =
+        ternary_op_config().add_output(&out).add_input(self_).add_input(target).add_input(grad_output).build()?;
     if iter.is_meta() {
         return Ok(out);
     }

@@ -733,7 +733,8 @@ fn logsumexp_into(self_: &Tensor, dims: &[i64], keepdim: bool, result: &Tensor) 
     if self_.numel() != 0 {
         let maxes = ops::amax::call(self_, dims, true)?;
         let infinite = ops::eq_scalar::call(&ops::abs::call(&maxes)?, Scalar::Float(f64::INFINITY))?;
-        let maxes = ops::where_self::call(&infinite, &ops::zeros_like::call(&maxes, None, None, None, None, None)?, &maxes)?;
+        let maxes =
+            ops::where_self::call(&infinite, &ops::zeros_like::call(&maxes, None, None, None, None, None)?, &maxes)?;
         let maxes_squeezed = if keepdim { maxes.clone() } else { squeeze_dims(&maxes, dims)? };
         let shifted = ops::exp::call(&ops::sub::call(self_, &maxes, one)?)?;
         ops::sum_intlist_out::call(&shifted, Some(dims), keepdim, None, result)?;

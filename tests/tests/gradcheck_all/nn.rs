@@ -42,8 +42,7 @@ fn bce(x: &[Tensor], w: Option<&Tensor>, pw: Option<&Tensor>, reduction: i64) ->
 }
 
 pub(crate) fn cases(r: &Rng) -> Vec<Case> {
-    let elu_opts =
-        || EluOpts { alpha: Scalar::Float(1.3), scale: Scalar::Float(0.7), input_scale: Scalar::Float(1.6) };
+    let elu_opts = || EluOpts { alpha: Scalar::Float(1.3), scale: Scalar::Float(0.7), input_scale: Scalar::Float(1.6) };
     // Values away from hardtanh's bounds (-0.8, 0.9) and from softplus's threshold.
     let spread = || leaf(vec![-1.5, -0.5, 0.3, 0.7, 1.4, -0.2, 1.1, -1.1], &[2, 4]);
     let ht = || HardtanhOpts { min_val: Scalar::Float(-0.8), max_val: Scalar::Float(0.9) };
@@ -56,7 +55,11 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("elu", "in-place", vec![r.away_from_zero(&[5])], move |x| {
             oxten::try_elu_with_(
                 &fresh(&x[0])?,
-                EluInplaceOpts { alpha: Scalar::Float(1.3), scale: Scalar::Float(0.7), input_scale: Scalar::Float(1.6) },
+                EluInplaceOpts {
+                    alpha: Scalar::Float(1.3),
+                    scale: Scalar::Float(0.7),
+                    input_scale: Scalar::Float(1.6),
+                },
             )
         }),
         case("elu_backward", "from the input", vec![r.any(&[2, 3]), r.away_from_zero(&[2, 3])], |x| {
@@ -81,7 +84,10 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         }),
         case("leaky_relu", "default slope", vec![r.away_from_zero(&[6])], |x| oxten::try_leaky_relu(&x[0])),
         case("leaky_relu", "slope 0.2, transposed", vec![r.transposed(&[2, 3])], |x| {
-            oxten::try_leaky_relu_with(&x[0].try_add_scalar(0.05)?, LeakyReluOpts { negative_slope: Scalar::Float(0.2) })
+            oxten::try_leaky_relu_with(
+                &x[0].try_add_scalar(0.05)?,
+                LeakyReluOpts { negative_slope: Scalar::Float(0.2) },
+            )
         }),
         case("leaky_relu", "in-place, negative slope", vec![r.away_from_zero(&[6])], |x| {
             oxten::try_leaky_relu_with_(&fresh(&x[0])?, LeakyReluInplaceOpts { negative_slope: Scalar::Float(-0.3) })
@@ -131,7 +137,7 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("mse_loss", "sum, broadcast target", vec![r.any(&[3, 4]), r.any(&[4])], |x| {
             oxten::try_mse_loss_with(&x[0], &x[1], MseLossOpts { reduction: SUM })
         }),
-        case("mse_loss", "none, transposed", vec![r.transposed(&[2, 3]), r.any(&[3, 2])], |x| {
+        case("mse_loss", "none, transposed", vec![r.transposed(&[2, 3]), r.any(&[2, 3])], |x| {
             oxten::try_mse_loss_with(&x[0], &x[1], MseLossOpts { reduction: NONE })
         }),
         case("mse_loss_backward", "mean", vec![r.any(&[]), r.any(&[2, 3]), r.any(&[2, 3])], |x| {
@@ -151,7 +157,7 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             let w = constant(&[0.5, 2.0, 1.5, 0.25], &[4]);
             nll(&x[0], &long(&[0, 3, 1], &[3]), Some(&w), SUM, -100)
         }),
-        case("nll_loss_forward", "none, transposed", vec![r.transposed(&[4, 3])], |x| {
+        case("nll_loss_forward", "none, transposed", vec![r.transposed(&[3, 4])], |x| {
             nll(&x[0], &long(&[3, 0, 2], &[3]), None, NONE, -100)
         }),
         case("nll_loss_forward", "1-d input", vec![r.any(&[5])], |x| {
@@ -170,9 +176,12 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("nll_loss_forward", "through cross_entropy_loss, 3-d, none", vec![r.any(&[2, 3, 2])], |x| {
             ce(&x[0], &long(&[0, 2, 1, 1], &[2, 2]), None, NONE, -100, 0.1)
         }),
-        case("_log_softmax", "through cross_entropy_loss, class probabilities", vec![r.any(&[3, 4]), r.pos(&[3, 4])], |x| {
-            ce(&x[0], &x[1], None, MEAN, -100, 0.1)
-        }),
+        case(
+            "_log_softmax",
+            "through cross_entropy_loss, class probabilities",
+            vec![r.any(&[3, 4]), r.pos(&[3, 4])],
+            |x| ce(&x[0], &x[1], None, MEAN, -100, 0.1),
+        ),
         case("nll_loss_backward", "mean", vec![r.any(&[]), r.any(&[3, 4])], |x| {
             let t = long(&[0, 3, 1], &[3]);
             oxten::try_nll_loss_backward(&x[0], &x[1], &t, None, MEAN, -100, &constant(&[3.0], &[]))
@@ -185,13 +194,18 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("binary_cross_entropy_with_logits", "mean", vec![r.any(&[3, 4]), r.pos(&[3, 4])], |x| {
             bce(x, None, None, MEAN)
         }),
-        case("binary_cross_entropy_with_logits", "weight and pos_weight, sum", vec![r.any(&[3, 4]), r.pos(&[3, 4])], |x| {
-            let w = constant(&[0.5, 2.0, 1.5, 0.25], &[4]);
-            let pw = constant(&[1.5, 0.5, 3.0, 1.0], &[4]);
-            bce(x, Some(&w), Some(&pw), SUM)
-        }),
+        case(
+            "binary_cross_entropy_with_logits",
+            "weight and pos_weight, sum",
+            vec![r.any(&[3, 4]), r.pos(&[3, 4])],
+            |x| {
+                let w = constant(&[0.5, 2.0, 1.5, 0.25], &[4]);
+                let pw = constant(&[1.5, 0.5, 3.0, 1.0], &[4]);
+                bce(x, Some(&w), Some(&pw), SUM)
+            },
+        ),
         case("binary_cross_entropy_with_logits", "none, broadcast input", vec![r.any(&[4]), r.pos(&[2, 4])], |x| {
-            bce(x, None, Some(&constant(&[2.0], &[1])), NONE)
+            bce(x, Some(&constant(&[2.0], &[1])), None, NONE)
         }),
     ]
 }

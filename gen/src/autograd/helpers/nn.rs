@@ -154,11 +154,7 @@ pub fn binary_cross_entropy_with_logits_target_backward(
     reduction: i64,
 ) -> Result<Tensor> {
     let g = match pos_weight {
-        Some(pw) => ops::sub::call(
-            &log_sigmoid(&ops::neg::call(x)?)?,
-            &ops::mul::call(&log_sigmoid(x)?, pw)?,
-            ONE,
-        )?,
+        Some(pw) => ops::sub::call(&log_sigmoid(&ops::neg::call(x)?)?, &ops::mul::call(&log_sigmoid(x)?, pw)?, ONE)?,
         None => ops::neg::call(x)?,
     };
     weigh_and_reduce(ops::mul::call(&g, grad)?, weight, reduction, target.numel())
