@@ -167,6 +167,9 @@ fn list_elem(ty: &Type) -> Type {
 fn scalar_value(b: BaseTy, v: &DefaultValue) -> Result<String, String> {
     Ok(match (b, v) {
         (BaseTy::Int | BaseTy::SymInt, DefaultValue::Int(i)) => i.to_string(),
+        // `int reduction=Mean`: the values of PyTorch's `at::Reduction` enum.
+        (BaseTy::Int, DefaultValue::Ident(id)) if id == "Mean" => "1".into(),
+        (BaseTy::Int, DefaultValue::Ident(id)) if id == "Sum" => "2".into(),
         (BaseTy::Float, d @ (DefaultValue::Int(_) | DefaultValue::Float(_))) => float_lit(d.as_f64().unwrap_or(0.0)),
         (BaseTy::Bool, DefaultValue::Bool(x)) => x.to_string(),
         (BaseTy::Str, DefaultValue::Str(s)) => format!("{s:?}"),
