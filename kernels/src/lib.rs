@@ -14,10 +14,12 @@ mod activation;
 mod checks;
 mod convert;
 mod factory;
+mod index;
 mod linalg;
 pub mod math;
 mod reduce;
 mod select;
+mod shape;
 pub mod support;
 mod views;
 
