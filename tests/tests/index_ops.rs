@@ -211,3 +211,46 @@ fn large_inputs_take_the_parallel_paths() {
     let t = x.t().contiguous_with(ContiguousOpts { memory_format: MemoryFormat::Contiguous });
     assert_eq!(oxten::cat(&[x.t(), x.t()]).to_vec::<f32>().unwrap()[..(n * n) as usize], t.to_vec::<f32>().unwrap()[..]);
 }
+
+#[test]
+fn embedding_gradient_skips_padding_and_scales_by_frequency() {
+    // torch.embedding(w, i, padding_idx, scale_grad_by_freq), backward of (out * arange).sum().
+    let expected: [(i64, bool, [f64; 15]); 3] = [
+        (3, false, [0.0, 1.0, 2.0, 9.0, 10.0, 11.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 12.0, 13.0, 14.0]),
+        (-1, true, [0.0, 1.0, 2.0, 9.0, 10.0, 11.0, 0.0, 0.0, 0.0, 8.0, 9.0, 10.0, 12.0, 13.0, 14.0]),
+        (3, true, [0.0, 1.0, 2.0, 9.0, 10.0, 11.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 12.0, 13.0, 14.0]),
+    ];
+    let i = Tensor::from_vec(vec![0i64, 3, 3, 1, 4, 3], &[2, 3]).unwrap();
+    let weights = Tensor::from_vec((0..18).map(|v| v as f64).collect::<Vec<_>>(), &[2, 3, 3]).unwrap();
+    for (padding_idx, freq, want) in expected {
+        let w = Tensor::from_vec((0..15).map(|v| v as f64).collect::<Vec<_>>(), &[5, 3]).unwrap().requires_grad_(true);
+        let o = oxten::embedding_with(&w, &i, EmbeddingOpts { padding_idx, scale_grad_by_freq: freq, sparse: false });
+        o.mul(&weights).sum().backward();
+        assert_eq!(w.grad().unwrap().to_vec::<f64>().unwrap(), want, "padding_idx {padding_idx}, freq {freq}");
+    }
+}
+
+#[test]
+fn gradients_flow_through_split_views_and_mixed_dtype_cat() {
+    let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0], &[5]).unwrap().requires_grad_(true);
+    let parts = x.split(2);
+    parts[0].mul_scalar(2.0).sum().add(&parts[2].mul_scalar(3.0).sum()).backward();
+    assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), [2.0, 2.0, 0.0, 0.0, 3.0]);
+
+    // An in-place write through a chunk of a non-leaf rebases the history of its base.
+    let w = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[4]).unwrap().requires_grad_(true);
+    let y = w.mul_scalar(1.0);
+    y.chunk(2)[1].mul_scalar_(10.0);
+    y.sum().backward();
+    assert_eq!(w.grad().unwrap().to_vec::<f64>().unwrap(), [1.0, 1.0, 10.0, 10.0]);
+
+    // cat promotes to f64; each input's gradient comes back in its own dtype.
+    let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap().requires_grad_(true);
+    let b = Tensor::from_vec(vec![3.0f64], &[1]).unwrap().requires_grad_(true);
+    let o = oxten::cat(&[a.clone(), b.clone()]);
+    assert_eq!(o.dtype(), DType::F64);
+    o.mul(&Tensor::from_vec(vec![1.0f64, 2.0, 3.0], &[3]).unwrap()).sum().backward();
+    assert_eq!(a.grad().unwrap().dtype(), DType::F32);
+    assert_eq!(a.grad().unwrap().to_vec::<f32>().unwrap(), [1.0, 2.0]);
+    assert_eq!(b.grad().unwrap().to_vec::<f64>().unwrap(), [3.0]);
+}
