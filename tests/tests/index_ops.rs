@@ -48,9 +48,7 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
             one(oxten::try_stack_out_with(ins, &out[0], StackOutOpts { dim: int("dim") }))
         }
         "split" => t(0).try_split_with(int("split_size"), SplitOpts { dim: int("dim") }),
-        "split_with_sizes" => {
-            t(0).try_split_with_sizes_with(&ints("sizes"), SplitWithSizesOpts { dim: int("dim") })
-        }
+        "split_with_sizes" => t(0).try_split_with_sizes_with(&ints("sizes"), SplitWithSizesOpts { dim: int("dim") }),
         "chunk" => t(0).try_chunk_with(int("chunks"), ChunkOpts { dim: int("dim") }),
         "flatten" => one(t(0).try_flatten_with(FlattenOpts { start_dim: int("start"), end_dim: int("end") })),
         "unflatten" => one(t(0).try_unflatten(int("dim"), &ints("sizes"))),
@@ -75,13 +73,9 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
             t(1),
             EmbeddingOpts { padding_idx: int("padding_idx"), ..Default::default() },
         )),
-        "embedding_dense_backward" => one(oxten::try_embedding_dense_backward(
-            t(0),
-            t(1),
-            int("num_weights"),
-            int("padding_idx"),
-            c.flag("freq"),
-        )),
+        "embedding_dense_backward" => {
+            one(oxten::try_embedding_dense_backward(t(0), t(1), int("num_weights"), int("padding_idx"), c.flag("freq")))
+        }
         "repeat" => one(t(0).try_repeat(&ints("repeats"))),
         "roll" => one(t(0).try_roll_with(&ints("shifts"), RollOpts { dims: &ints("dims") })),
         "flip" => one(t(0).try_flip(&ints("dims"))),
@@ -149,14 +143,20 @@ fn meta_tensors_get_shapes_without_data() {
     let b = m(&[4, 3]);
     assert_eq!(oxten::cat(&[a.clone(), b.clone()]).sizes(), [6, 3]);
     assert_eq!(oxten::stack(&[a.clone(), a.clone()]).sizes(), [2, 2, 3]);
-    let idx = oxten::empty_with(&[4], EmptyOpts { dtype: Some(DType::I64), device: Some(Device::Meta), ..Default::default() });
+    let idx = oxten::empty_with(
+        &[4],
+        EmptyOpts { dtype: Some(DType::I64), device: Some(Device::Meta), ..Default::default() },
+    );
     assert_eq!(b.index_select(1, &idx).sizes(), [4, 4]);
     assert_eq!(a.tril().sizes(), [2, 3]);
     assert_eq!(a.flip(&[0]).sizes(), [2, 3]);
     assert_eq!(a.roll_with(&[1], RollOpts { dims: &[1] }).sizes(), [2, 3]);
     assert_eq!(a.repeat(&[2, 2]).sizes(), [4, 6]);
     assert_eq!(a.index(&[Some(idx.clone())]).sizes(), [4, 3]);
-    let gi = oxten::zeros_with(&[2, 2], ZerosOpts { dtype: Some(DType::I64), device: Some(Device::Meta), ..Default::default() });
+    let gi = oxten::zeros_with(
+        &[2, 2],
+        ZerosOpts { dtype: Some(DType::I64), device: Some(Device::Meta), ..Default::default() },
+    );
     assert_eq!(a.gather(1, &gi).sizes(), [2, 2]);
     assert_eq!(a.scatter_value(1, &gi, 1.0).sizes(), [2, 3]);
     for t in [oxten::cat(&[a.clone(), b]), a.tril(), a.repeat(&[2, 1])] {
@@ -193,7 +193,10 @@ fn large_inputs_take_the_parallel_paths() {
     assert_eq!(v[(n * n + 5) as usize], 5.0);
     let rev: Vec<i64> = (0..n).rev().collect();
     let sel = x.index_select(0, &long(&rev));
-    assert_eq!(sel.to_vec::<f32>().unwrap()[..3], [((n - 1) * n) as f32, ((n - 1) * n + 1) as f32, ((n - 1) * n + 2) as f32]);
+    assert_eq!(
+        sel.to_vec::<f32>().unwrap()[..3],
+        [((n - 1) * n) as f32, ((n - 1) * n + 1) as f32, ((n - 1) * n + 2) as f32]
+    );
     let flipped = x.flip(&[0]);
     assert_eq!(flipped.to_vec::<f32>().unwrap(), sel.to_vec::<f32>().unwrap());
     let idx = long(&rev).unsqueeze(1).expand(&[n, n]).contiguous();
@@ -209,7 +212,10 @@ fn large_inputs_take_the_parallel_paths() {
     let picked = x.index(&[Some(long(&rev))]);
     assert_eq!(picked.to_vec::<f32>().unwrap(), sel.to_vec::<f32>().unwrap());
     let t = x.t().contiguous_with(ContiguousOpts { memory_format: MemoryFormat::Contiguous });
-    assert_eq!(oxten::cat(&[x.t(), x.t()]).to_vec::<f32>().unwrap()[..(n * n) as usize], t.to_vec::<f32>().unwrap()[..]);
+    assert_eq!(
+        oxten::cat(&[x.t(), x.t()]).to_vec::<f32>().unwrap()[..(n * n) as usize],
+        t.to_vec::<f32>().unwrap()[..]
+    );
 }
 
 #[test]

@@ -325,15 +325,10 @@ fn resolve_entry(e: &RawEntry, f: &NativeFunction, node: String) -> Result<Deriv
     }
     // Only tensor inputs (and `Tensor[]` inputs, element by element) may be saved as metadata;
     // outputs are saved whole when used.
-    let is_tensor_name = |n: &Name| {
-        matches!(n, Name::Input(i) if args[*i].ty == Type::Base(BaseTy::Tensor) || tensor_list(&args[*i].ty) == Some(false))
-    };
+    let is_tensor_name = |n: &Name| matches!(n, Name::Input(i) if args[*i].ty == Type::Base(BaseTy::Tensor) || tensor_list(&args[*i].ty) == Some(false));
     let tensor_scope: BTreeMap<String, bool> = scope.iter().map(|(k, v)| (k.clone(), is_tensor_name(v))).collect();
-    let list_names: BTreeSet<String> = args
-        .iter()
-        .filter(|a| tensor_list(&a.ty) == Some(false))
-        .map(|a| a.name.clone())
-        .collect();
+    let list_names: BTreeSet<String> =
+        args.iter().filter(|a| tensor_list(&a.ty) == Some(false)).map(|a| a.name.clone()).collect();
 
     // Formulas per input.
     let arg_names: Vec<&str> = args.iter().map(|a| a.name.as_str()).collect();
@@ -361,10 +356,8 @@ fn resolve_entry(e: &RawEntry, f: &NativeFunction, node: String) -> Result<Deriv
                     ok = false;
                 }
                 Some(a) if tensor_list(&a.ty) == Some(true) && rf.text != "non_differentiable" => {
-                    errors.push((
-                        rf.line,
-                        format!("`{v}` is a `{}`: only `Tensor[]` lists can be differentiable", a.ty),
-                    ));
+                    errors
+                        .push((rf.line, format!("`{v}` is a `{}`: only `Tensor[]` lists can be differentiable", a.ty)));
                     ok = false;
                 }
                 Some(a) if tensor_list(&a.ty) == Some(false) && rf.vars.len() > 1 => {
@@ -532,8 +525,7 @@ fn resolve_entry(e: &RawEntry, f: &NativeFunction, node: String) -> Result<Deriv
     // Rewrite each formula and work out its locals.
     let mut formulas = Vec::new();
     for (line, vars, text, expr, refs) in &parsed {
-        let code =
-            formula::rewrite(expr, &tensor_scope, &meta_only, &list_names).map_err(|m| vec![(*line, m)])?;
+        let code = formula::rewrite(expr, &tensor_scope, &meta_only, &list_names).map_err(|m| vec![(*line, m)])?;
         let mut locals: BTreeSet<String> = refs.names.iter().map(|n| names::arg_ident(n)).collect();
         for (n, m) in &refs.meta {
             if meta_only.contains(n) {

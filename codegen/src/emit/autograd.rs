@@ -230,7 +230,7 @@ fn should(i: usize) -> String {
 fn should_in(d: &Derivative, i: usize) -> String {
     let off = edge_offset(d, i);
     if d.inputs[i].list {
-        format!("({off}..{off} + self.{}).any(|k| self.base.should_compute_output(k))", edges_field(&d.inputs[i].ident))
+        format!("({off}..{}).any(|k| self.base.should_compute_output(k))", edge_offset(d, i + 1))
     } else {
         format!("self.base.should_compute_output({off})")
     }
@@ -244,7 +244,12 @@ fn emit_node(s: &mut String, d: &Derivative) {
     }
     let _ = writeln!(s, "pub struct {} {{\npub base: NodeBase,", d.node);
     for i in d.inputs.iter().filter(|i| i.list) {
-        let _ = writeln!(s, "/// The number of elements of `{}` (its edges).\npub {}: usize,", i.name, edges_field(&i.ident));
+        let _ = writeln!(
+            s,
+            "/// The number of elements of `{}` (its edges).\npub {}: usize,",
+            i.name,
+            edges_field(&i.ident)
+        );
     }
     for f in &d.fields {
         let doc = match &f.source {
@@ -287,8 +292,7 @@ fn emit_node(s: &mut String, d: &Derivative) {
         s.push_str("let _ = grads;\n");
     }
     for f in &d.formulas {
-        let cond: Vec<String> =
-            f.vars.iter().map(|&i| if has_lists { should_in(d, i) } else { should(i) }).collect();
+        let cond: Vec<String> = f.vars.iter().map(|&i| if has_lists { should_in(d, i) } else { should(i) }).collect();
         let _ = writeln!(s, "if {} {{", cond.join(" || "));
         for local in &f.locals {
             let Some(b) = d.bindings.get(local) else { continue };
@@ -499,9 +503,9 @@ fn emit_kernel(s: &mut String, k: &Kernel) -> String {
                     }
                     FieldSource::OutputTensor { .. } => "OnceLock::new()".to_string(),
                     FieldSource::InputMeta { ident, method } => format!("{ident}.{}()", method.name),
-                    FieldSource::InputTensorList { ident, optional: false } => format!(
-                        "{ident}.iter().map(|t| SavedVariable::new(t, false)).collect::<Result<Vec<_>>>()?"
-                    ),
+                    FieldSource::InputTensorList { ident, optional: false } => {
+                        format!("{ident}.iter().map(|t| SavedVariable::new(t, false)).collect::<Result<Vec<_>>>()?")
+                    }
                     FieldSource::InputTensorList { ident, optional: true } => format!(
                         "{ident}.iter().map(|t| SavedVariable::new_opt(t.as_ref(), false)).collect::<Result<Vec<_>>>()?"
                     ),

@@ -11,9 +11,13 @@
 
 use super::common::{assert_no_internal_overlap, assert_no_overlap, match_acc, match_size, Accumulate, FirstError};
 use super::masked::{item_scalar, masked_fill_};
-use crate::generated::decls::{IndexCpu, IndexMeta, IndexOutCpu, IndexOutMeta, IndexPutCompositeExplicit, IndexPutInplaceCpu, IndexPutInplaceMeta};
+use crate::generated::decls::{
+    IndexCpu, IndexMeta, IndexOutCpu, IndexOutMeta, IndexPutCompositeExplicit, IndexPutInplaceCpu, IndexPutInplaceMeta,
+};
 use crate::{Composite, Cpu, Meta};
-use oxten_runtime::iter::{infer_size, scalar_type_name, to_dtype, StructuredOutputs, TensorIterator, TensorIteratorConfig};
+use oxten_runtime::iter::{
+    infer_size, scalar_type_name, to_dtype, StructuredOutputs, TensorIterator, TensorIteratorConfig,
+};
 use oxten_runtime::{ops, DType, Error, MemoryFormat, Result, Tensor};
 
 /// `self` restrided for indexing, the broadcast int64 index tensors, and the sizes and strides
@@ -61,10 +65,13 @@ fn nonzero(mask: &Tensor) -> Result<Vec<Tensor>> {
             c[d] = 0;
         }
     }
-    coords.into_iter().map(|col| {
-        let n = col.len() as i64;
-        Tensor::from_vec(col, &[n])
-    }).collect()
+    coords
+        .into_iter()
+        .map(|col| {
+            let n = col.len() as i64;
+            Tensor::from_vec(col, &[n])
+        })
+        .collect()
 }
 
 /// `expandTensors`: masks replaced by the index tensors of their nonzero positions, after
@@ -100,9 +107,8 @@ fn expand_masks(self_: &Tensor, indices: &[Option<Tensor>]) -> Result<Vec<Option
 fn expand_view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
     let (sizes, strides) = (t.sizes(), t.strides());
     let lead = shape.len() - sizes.len();
-    let st: Vec<i64> = (0..shape.len())
-        .map(|d| if d < lead || sizes[d - lead] != shape[d] { 0 } else { strides[d - lead] })
-        .collect();
+    let st: Vec<i64> =
+        (0..shape.len()).map(|d| if d < lead || sizes[d - lead] != shape[d] { 0 } else { strides[d - lead] }).collect();
     t.alias_with_layout(shape, &st, t.storage_offset())
 }
 

@@ -108,7 +108,7 @@ pub(crate) fn for_each_row<const N: usize>(
     parallel: bool,
     f: impl Fn([isize; N], &[i64]) + Sync,
 ) {
-    if shape.iter().any(|&s| s == 0) {
+    if shape.contains(&0) {
         return;
     }
     let nd = shape.len();

@@ -8,8 +8,8 @@
 //! rayon; within a row a scatter's writes stay in order.
 
 use super::common::{
-    assert_no_internal_overlap, assert_no_overlap, check_out_dtype, assert_no_partial_overlap, for_each_row, match_size,
-    nonempty_dim, nonempty_geometry, nonempty_size, read_index, Accumulate, FirstError, Ptr,
+    assert_no_internal_overlap, assert_no_overlap, assert_no_partial_overlap, check_out_dtype, for_each_row,
+    match_size, nonempty_dim, nonempty_geometry, nonempty_size, read_index, Accumulate, FirstError, Ptr,
 };
 use super::select::require_index_dtype;
 use crate::generated::decls::{
@@ -183,7 +183,13 @@ impl GatherOutCpu for Cpu {
 
 /// `scatter_meta_impl`: dtype and shape checks, overlap checks of a given output, and an output
 /// shaped like `self`.
-fn scatter_meta(outs: &mut StructuredOutputs, self_: &Tensor, dim: i64, index: &Tensor, src: Option<&Tensor>) -> Result<()> {
+fn scatter_meta(
+    outs: &mut StructuredOutputs,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: Option<&Tensor>,
+) -> Result<()> {
     let d = wrap_dim(dim, self_.dim())?;
     require_index_dtype("scatter", index)?;
     if let Some(s) = src {
@@ -272,7 +278,13 @@ fn scatter_into(self_: &Tensor, dim: i64, index: &Tensor, mode: Mode<'_>, out: &
 }
 
 impl ScatterSrcOutMetaFn for Meta {
-    fn scatter_src_out(outs: &mut StructuredOutputs, self_: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<()> {
+    fn scatter_src_out(
+        outs: &mut StructuredOutputs,
+        self_: &Tensor,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+    ) -> Result<()> {
         scatter_meta(outs, self_, dim, index, Some(src))
     }
 }
@@ -302,7 +314,13 @@ impl ScatterValueOutCpu for Cpu {
 }
 
 impl ScatterAddOutMetaFn for Meta {
-    fn scatter_add_out(outs: &mut StructuredOutputs, self_: &Tensor, dim: i64, index: &Tensor, src: &Tensor) -> Result<()> {
+    fn scatter_add_out(
+        outs: &mut StructuredOutputs,
+        self_: &Tensor,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+    ) -> Result<()> {
         scatter_meta(outs, self_, dim, index, Some(src))
     }
 }

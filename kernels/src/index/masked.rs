@@ -15,10 +15,7 @@ use oxten_runtime::{match_dtype, ops, DType, Error, MemoryFormat, Result, Scalar
 /// The value of a one-element tensor as a Scalar of its category (`Tensor::item`).
 pub(crate) fn item_scalar(t: &Tensor) -> Result<Scalar> {
     if t.numel() != 1 {
-        return Err(Error::value(format!(
-            "a Tensor with {} elements cannot be converted to Scalar",
-            t.numel()
-        )));
+        return Err(Error::value(format!("a Tensor with {} elements cannot be converted to Scalar", t.numel())));
     }
     Ok(match t.dtype() {
         DType::Bool => Scalar::Bool(to_dtype(t, DType::Bool)?.to_vec::<bool>()?[0]),

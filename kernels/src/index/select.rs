@@ -5,8 +5,8 @@ use super::common::{
     assert_no_internal_overlap, assert_no_overlap, for_each_row, is_index_dtype, match_size, read_index, Ptr,
 };
 use crate::generated::decls::{
-    EmbeddingCompositeExplicit, EmbeddingDenseBackwardCpu, EmbeddingDenseBackwardMeta, IndexSelectCpu,
-    IndexSelectMeta, IndexSelectOutCpu, IndexSelectOutMeta,
+    EmbeddingCompositeExplicit, EmbeddingDenseBackwardCpu, EmbeddingDenseBackwardMeta, IndexSelectCpu, IndexSelectMeta,
+    IndexSelectOutCpu, IndexSelectOutMeta,
 };
 use crate::views::type_string;
 use crate::{Composite, Cpu, Meta};

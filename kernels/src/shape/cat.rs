@@ -209,11 +209,7 @@ fn cat_contiguous(tensors: &[Tensor], dim: usize, out: &Tensor) {
                 // output is contiguous with rows of `row_bytes` bytes of which this input owns
                 // `off..off + bytes`; the meta function checked that the output overlaps no input.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        src.get().add(r * bytes),
-                        dst.get().add(r * row_bytes + off),
-                        bytes,
-                    );
+                    std::ptr::copy_nonoverlapping(src.get().add(r * bytes), dst.get().add(r * row_bytes + off), bytes);
                 }
             }
         }

@@ -36,7 +36,9 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("cat", "same input twice", vec![r.any(&[2, 3])], |x| {
             oxten::try_cat_with(&[x[0].clone(), x[0].clone()], CatOpts { dim: 1 })
         }),
-        case("stack", "dim 0", vec![r.any(&[2, 3]), r.any(&[2, 3])], |x| oxten::try_stack(&[x[0].clone(), x[1].clone()])),
+        case("stack", "dim 0", vec![r.any(&[2, 3]), r.any(&[2, 3])], |x| {
+            oxten::try_stack(&[x[0].clone(), x[1].clone()])
+        }),
         case("stack", "new last dim, transposed", vec![r.transposed(&[2, 3]), r.any(&[2, 3]), r.any(&[2, 3])], |x| {
             oxten::try_stack_with(&[x[0].clone(), x[1].clone(), x[2].clone()], StackOpts { dim: -1 })
         }),
@@ -138,14 +140,18 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             x[0].try_repeat(&[0, 2])?.try_sum()?.try_add(&x[0].try_mul_scalar(2.0)?)
         }),
         case("roll", "one dim", vec![r.any(&[3, 4])], |x| x[0].try_roll_with(&[1], RollOpts { dims: &[1] })),
-        case("roll", "two dims", vec![r.transposed(&[3, 4])], |x| x[0].try_roll_with(&[2, -1], RollOpts { dims: &[0, 1] })),
+        case("roll", "two dims", vec![r.transposed(&[3, 4])], |x| {
+            x[0].try_roll_with(&[2, -1], RollOpts { dims: &[0, 1] })
+        }),
         case("roll", "flattened", vec![r.any(&[3, 4])], |x| x[0].try_roll(&[5])),
         case("flip", "", vec![r.any(&[2, 3, 4])], |x| x[0].try_flip(&[0, -1])),
         case("flip", "transposed", vec![r.transposed(&[3, 4])], |x| x[0].try_flip(&[1])),
         // ---- tril, triu ----
         case("tril", "", vec![r.any(&[3, 4])], |x| x[0].try_tril()),
         case("tril", "diagonal -1, batch", vec![r.any(&[2, 3, 3])], |x| x[0].try_tril_with(TrilOpts { diagonal: -1 })),
-        case("tril", "in-place", vec![r.transposed(&[3, 4])], |x| fresh(&x[0])?.try_tril_with_(TrilInplaceOpts { diagonal: 1 })),
+        case("tril", "in-place", vec![r.transposed(&[3, 4])], |x| {
+            fresh(&x[0])?.try_tril_with_(TrilInplaceOpts { diagonal: 1 })
+        }),
         case("triu", "", vec![r.any(&[3, 4])], |x| x[0].try_triu_with(TriuOpts { diagonal: 1 })),
         case("triu", "in-place", vec![r.any(&[4, 3])], |x| fresh(&x[0])?.try_triu_()),
         // ---- advanced indexing ----
@@ -183,7 +189,9 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         }),
         case("index_put", "in-place accumulate", vec![r.transposed(&[3, 4]), r.any(&[3, 4])], {
             let i = long(&[1, 1, 2], &[3]);
-            move |x| fresh(&x[0])?.try_index_put_with_(&[Some(i.clone())], &x[1], IndexPutInplaceOpts { accumulate: true })
+            move |x| {
+                fresh(&x[0])?.try_index_put_with_(&[Some(i.clone())], &x[1], IndexPutInplaceOpts { accumulate: true })
+            }
         }),
     ]
 }
