@@ -329,3 +329,39 @@ fn repository_derivatives_generate_deterministically() {
         assert!(g.contains(&format!("pub struct {node} {{")), "missing {node}");
     }
 }
+
+/// Tensor-list inputs: a `Tensor[]` input gives one edge per element (its formula returns one
+/// gradient per element, and the node records how many there are), its metadata is saved per
+/// element, and a `Tensor?[]` input used by a formula is saved element by element.
+#[test]
+fn tensor_list_inputs_get_one_edge_per_element() {
+    let native = format!(
+        "{NATIVE}- func: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor\n  dispatch:\n    CPU: index\n"
+    );
+    let derivatives = "\
+- name: cat(Tensor[] tensors, int dim=0) -> Tensor
+  tensors: cat_tensors_backward(&grad, &tensors.sizes(), dim)?
+- name: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+  self: index_backward(&grad, &self.sizes(), &indices)?
+";
+    let g = generate_from_strs(&native, "native_functions.yaml", Some((derivatives, "derivatives.yaml")))
+        .unwrap_or_else(|e| panic!("{}", e.join("\n")));
+    let code = g.get("autograd.rs");
+    for needle in [
+        "pub tensors_edges: usize,",
+        "pub tensors_sizes: Vec<DimVec>,",
+        "vec![None; self.tensors_edges]",
+        "(0..self.tensors_edges).any(|k| self.base.should_compute_output(k))",
+        "for (k, g) in list_grads.into_iter().enumerate().take(self.tensors_edges)",
+        "tensors_edges: tensors.len(),",
+        "tensors_sizes: tensors.iter().map(|t| t.sizes()).collect::<Vec<_>>(),",
+        "&[tensors.iter().map(Some).collect::<Vec<_>>()].concat()",
+        "pub indices: Vec<SavedVariable>,",
+        "indices.iter().map(|t| SavedVariable::new_opt(t.as_ref(), false)).collect::<Result<Vec<_>>>()?",
+        ".map(|v| v.unpack_opt(self))",
+    ] {
+        let squashed: String = code.split_whitespace().collect();
+        let want: String = needle.split_whitespace().collect();
+        assert!(squashed.contains(&want), "generated autograd.rs lacks `{needle}`");
+    }
+}

@@ -14,11 +14,13 @@ mod activation;
 mod checks;
 mod convert;
 mod factory;
+mod index;
 mod linalg;
 pub mod math;
 mod nn;
 mod reduce;
 mod select;
+mod shape;
 pub mod support;
 mod views;
 

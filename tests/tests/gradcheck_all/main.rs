@@ -9,6 +9,7 @@ use oxten::{Result, Tensor};
 use std::cell::Cell;
 
 mod nn;
+mod index;
 mod spine;
 
 /// SplitMix64, so inputs are the same on every run.
@@ -113,6 +114,7 @@ fn cases() -> Vec<Case> {
     let mut all = Vec::new();
     all.extend(spine::cases(&Rng(Cell::new(42))));
     all.extend(nn::cases(&Rng(Cell::new(4242))));
+    all.extend(index::cases(&Rng(Cell::new(4242))));
     all
 }
 

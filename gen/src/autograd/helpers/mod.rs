@@ -13,6 +13,8 @@ use std::sync::OnceLock;
 // Formula helpers of the operator families, one file each (`mod <family>; pub use <family>::*;`).
 mod nn;
 pub use nn::*;
+mod index;
+pub use index::*;
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing for the generated code.
