@@ -16,6 +16,7 @@ mod convert;
 mod factory;
 mod linalg;
 pub mod math;
+mod norm;
 mod reduce;
 mod select;
 pub mod support;
@@ -24,7 +25,7 @@ mod views;
 /// Code generated from native_functions.yaml by build.rs.
 pub mod generated {
     /// One trait per hand-written kernel.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, non_snake_case)]
     pub mod decls {
         include!(concat!(env!("OUT_DIR"), "/decls.rs"));
     }
