@@ -64,7 +64,7 @@ fn check_inputs(
 fn check_numel(input: &Tensor, n: i64, c: i64, hxw: i64) -> Result<()> {
     if input.numel() != n * c * hxw {
         return Err(Error::runtime(format!(
-            "Expected X.numel() == N * C * HxW to be true, but got false. (X of shape {:?}, N={n}, C={c}, HxW={hxw})",
+            "Expected X.numel() == N * C * HxW to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.) (X of shape {:?}, N={n}, C={c}, HxW={hxw})",
             &input.sizes()[..]
         )));
     }
