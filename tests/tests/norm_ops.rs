@@ -49,8 +49,16 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
     match c.op.as_str() {
         "native_batch_norm" => {
             let (x, w, b, rm, rv) = split(c, 0);
-            let (y, sm, si) =
-                oxten::try_native_batch_norm(&x, w.as_ref(), b.as_ref(), rm.as_ref(), rv.as_ref(), training, momentum, eps)?;
+            let (y, sm, si) = oxten::try_native_batch_norm(
+                &x,
+                w.as_ref(),
+                b.as_ref(),
+                rm.as_ref(),
+                rv.as_ref(),
+                training,
+                momentum,
+                eps,
+            )?;
             let mut outs = vec![y, sm, si];
             outs.extend(rm.into_iter().chain(rv));
             Ok(outs)
@@ -102,7 +110,8 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         }
         "native_layer_norm" => {
             let (x, w, b, _, _) = split(c, 0);
-            let (y, mean, rstd) = oxten::try_native_layer_norm(&x, &c.ints("ns").unwrap(), w.as_ref(), b.as_ref(), eps)?;
+            let (y, mean, rstd) =
+                oxten::try_native_layer_norm(&x, &c.ints("ns").unwrap(), w.as_ref(), b.as_ref(), eps)?;
             Ok(vec![y, mean, rstd])
         }
         "layer_norm" => {
@@ -127,7 +136,8 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         }
         "native_group_norm" => {
             let (x, w, b, _, _) = split(c, 0);
-            let (n, ch, hxw, g) = (c.int("N").unwrap(), c.int("C").unwrap(), c.int("HxW").unwrap(), c.int("group").unwrap());
+            let (n, ch, hxw, g) =
+                (c.int("N").unwrap(), c.int("C").unwrap(), c.int("HxW").unwrap(), c.int("group").unwrap());
             let (y, mean, rstd) = oxten::try_native_group_norm(&x, w.as_ref(), b.as_ref(), n, ch, hxw, g, eps)?;
             Ok(vec![y, mean, rstd])
         }
@@ -140,7 +150,8 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
             let go = c.t(0);
             let x = c.t(1);
             let w = c.flag("w").then(|| c.t(2).clone());
-            let (n, ch, hxw, g) = (c.int("N").unwrap(), c.int("C").unwrap(), c.int("HxW").unwrap(), c.int("group").unwrap());
+            let (n, ch, hxw, g) =
+                (c.int("N").unwrap(), c.int("C").unwrap(), c.int("HxW").unwrap(), c.int("group").unwrap());
             let (_, mean, rstd) = oxten::try_native_group_norm(x, w.as_ref(), None, n, ch, hxw, g, eps)?;
             let m = mask(c);
             let r = oxten::try_native_group_norm_backward(go, x, &mean, &rstd, w.as_ref(), n, ch, hxw, g, &m)?;
@@ -233,7 +244,8 @@ fn create_graph_gradients_match_the_kernels() {
     kernel_and_composite_agree("layer norm", &ln, &[leaf(&[3, 2, 5], 5), leaf(&[2, 5], 6), leaf(&[2, 5], 7)]);
     let gn = |x: &[Tensor]| oxten::native_group_norm(&x[0], Some(&x[1]), Some(&x[2]), 2, 6, 4, 3, 1e-5).0;
     kernel_and_composite_agree("group norm", &gn, &[leaf(&[2, 6, 2, 2], 8), leaf(&[6], 9), leaf(&[6], 10)]);
-    let gn_cl = [channels_last(&tensor(&[2, 6, 2, 2], 8, DType::F64)).requires_grad_(true), leaf(&[6], 9), leaf(&[6], 10)];
+    let gn_cl =
+        [channels_last(&tensor(&[2, 6, 2, 2], 8, DType::F64)).requires_grad_(true), leaf(&[6], 9), leaf(&[6], 10)];
     kernel_and_composite_agree("group norm channels_last", &gn, &gn_cl);
     // Gradients reaching group norm's mean and rstd outputs, with and without create_graph.
     let gn_stats = |x: &[Tensor]| {
@@ -258,8 +270,18 @@ fn statistics_outputs_follow_pytorch_differentiability() {
 fn backward_ops_return_empty_tensors_for_masked_outputs() {
     let x = tensor(&[4, 3], 1, DType::F32);
     let (_, sm, si) = oxten::native_batch_norm(&x, None, None, None, None, true, 0.1, 1e-5);
-    let (gi, gw, gb) =
-        oxten::native_batch_norm_backward(&x, &x, None, None, None, Some(&sm), Some(&si), true, 1e-5, &[true, false, false]);
+    let (gi, gw, gb) = oxten::native_batch_norm_backward(
+        &x,
+        &x,
+        None,
+        None,
+        None,
+        Some(&sm),
+        Some(&si),
+        true,
+        1e-5,
+        &[true, false, false],
+    );
     assert_eq!(&gi.sizes()[..], &[4, 3]);
     assert_eq!((&gw.sizes()[..], &gb.sizes()[..]), (&[0i64][..], &[0i64][..]));
 }
@@ -297,7 +319,8 @@ fn large_batch_norm_matches_a_float64_reference() {
         assert_close("save_mean", &sm, &rmean, 1e-6);
         assert_close("save_invstd", &si, &rinv, 1e-5);
         let count = (x.numel() / shape[1]) as f64;
-        let expect_rv = rinv.pow_tensor_scalar(-2).add_scalar(-1e-5).mul_scalar(0.1 * count / (count - 1.0)).add_scalar(0.9);
+        let expect_rv =
+            rinv.pow_tensor_scalar(-2).add_scalar(-1e-5).mul_scalar(0.1 * count / (count - 1.0)).add_scalar(0.9);
         assert_close("running_mean", &rm, &rmean.mul_scalar(0.1), 1e-6);
         assert_close("running_var", &rv, &expect_rv, 1e-5);
     }
@@ -354,4 +377,27 @@ fn meta_tensors_get_pytorch_shapes() {
     let (y, mean, _) = oxten::native_group_norm(&x, None, None, 2, 3, 20, 3, 1e-5);
     assert!(y.is_contiguous_as(MemoryFormat::ChannelsLast));
     assert_eq!((&mean.sizes()[..], mean.dtype()), (&[2i64, 3][..], DType::BF16));
+}
+
+// ---------------------------------------------------------------------------------------------
+// composites
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn composites_record_history_and_update_running_stats() {
+    let x = leaf(&[4, 3, 5], 1);
+    let w = leaf(&[3], 2);
+    let rm = Tensor::from_vec(vec![0.0f64; 3], &[3]).unwrap();
+    let rv = Tensor::from_vec(vec![1.0f64; 3], &[3]).unwrap();
+    let version = rm.version();
+    let y = oxten::batch_norm(&x, Some(&w), None, Some(&rm), Some(&rv), true, 0.1, 1e-5, true);
+    // As in PyTorch, the kernel updates the running statistics without a version bump (so a
+    // graph that saved them stays usable).
+    assert_eq!(rm.version(), version);
+    assert!(rm.to_vec::<f64>().unwrap().iter().any(|&m| m != 0.0));
+    let (y_native, _, _) = oxten::native_batch_norm(&x, Some(&w), None, None, None, true, 0.1, 1e-5);
+    assert_close("batch_norm", &y, &y_native, 1e-12);
+    let loss = y.mul(&y).sum().add(&oxten::layer_norm(&x, &[5]).exp().sum()).add(&oxten::group_norm(&x, 3).sin().sum());
+    let g = grad(&[loss], &[x.clone(), w.clone()], &[], None, false, false).unwrap();
+    assert!(g.iter().all(Option::is_some));
 }

@@ -16,8 +16,7 @@ use super::{
     undefined, values, write_values, NormElem, Out, Stat,
 };
 use crate::generated::decls::{
-    BatchNormBackwardCpuCpu, BatchNormBackwardMetaMeta, BatchNormCompositeImplicit, BatchNormCpuCpu,
-    BatchNormMetaMeta,
+    BatchNormBackwardCpuCpu, BatchNormBackwardMetaMeta, BatchNormCompositeImplicit, BatchNormCpuCpu, BatchNormMetaMeta,
 };
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::iter::scalar_type_name;
@@ -142,7 +141,8 @@ impl BatchNormCpuCpu for Cpu {
         let c = p.c as usize;
         let dev = input.device();
         let (mean, invstd) = if training {
-            let (mean, var, count) = dispatch_float!(input.dtype(), "batch_norm", T => batch_stats::<T>(input, p.format)?);
+            let (mean, var, count) =
+                dispatch_float!(input.dtype(), "batch_norm", T => batch_stats::<T>(input, p.format)?);
             let unbiased = |v: f64| v * count as f64 / (count as f64 - 1.0);
             if let Some(rm) = running_mean {
                 let old = rm.to_f64_vec()?;
@@ -186,6 +186,7 @@ struct BackPlan {
     format: MemoryFormat,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn back_plan(
     grad_out: &Tensor,
     input: &Tensor,

@@ -154,8 +154,7 @@ fn forward<T: NormElem>(
     let count = (l.c / g * l.s) as f64;
     let mean: Vec<f64> = per_group(&nc_reduce(xs, l, Stat::Sum), l, g).iter().map(|s| s / count).collect();
     let centers = per_channel::<T::M>(&mean, l, g);
-    let var: Vec<f64> =
-        per_group(&nc_reduce(xs, l, Stat::SqDev(&centers)), l, g).iter().map(|s| s / count).collect();
+    let var: Vec<f64> = per_group(&nc_reduce(xs, l, Stat::SqDev(&centers)), l, g).iter().map(|s| s / count).collect();
     let rstd: Vec<f64> = var.iter().map(|v| 1.0 / (v + eps).sqrt()).collect();
     let d = l.c / g;
     let mut k2 = Vec::with_capacity(l.n * l.c);
@@ -230,7 +229,11 @@ fn back_plan(
     }
     for (name, t) in [("mean", mean), ("rstd", rstd)] {
         if t.numel() != n * group {
-            return Err(Error::shape(format!("{name} must have N * group = {} elements, got {}", n * group, t.numel())));
+            return Err(Error::shape(format!(
+                "{name} must have N * group = {} elements, got {}",
+                n * group,
+                t.numel()
+            )));
         }
     }
     Ok(weight.map_or(input.dtype(), Tensor::dtype))
@@ -256,7 +259,8 @@ impl NativeGroupNormBackwardMetaMeta for Meta {
         } else {
             undefined(input.dtype(), dev)?
         };
-        let param = |on: bool| if on { Tensor::empty(&[c], pd, dev, MemoryFormat::Contiguous) } else { undefined(pd, dev) };
+        let param =
+            |on: bool| if on { Tensor::empty(&[c], pd, dev, MemoryFormat::Contiguous) } else { undefined(pd, dev) };
         Ok((gi, param(output_mask[1])?, param(output_mask[2])?))
     }
 }

@@ -9,8 +9,8 @@
 //! gradients over rows per chunk and adds the chunks in order.
 
 use super::{
-    check_floating, dispatch_float, elems, lanes_sum, param_dtype, tensor_of, undefined, values, Float, NormElem,
-    Out, GRAIN,
+    check_floating, dispatch_float, elems, lanes_sum, param_dtype, tensor_of, undefined, values, Float, NormElem, Out,
+    GRAIN,
 };
 use crate::generated::decls::{
     LayerNormBackwardCpuCpu, LayerNormBackwardMetaMeta, LayerNormCompositeImplicit, LayerNormCpuCpu, LayerNormMetaMeta,
@@ -61,7 +61,7 @@ fn check_inputs(
 fn stat_shape(input: &Tensor, k: usize) -> Vec<i64> {
     let sizes = input.sizes();
     let axis = sizes.len() - k;
-    sizes[..axis].iter().copied().chain(std::iter::repeat(1).take(k)).collect()
+    sizes[..axis].iter().copied().chain(std::iter::repeat_n(1, k)).collect()
 }
 
 /// The forward pass's checks, in PyTorch's order: mixed dtypes, shapes, then the dtype.
@@ -113,7 +113,8 @@ fn forward<T: NormElem>(
 ) -> Vec<(f64, f64)> {
     let mut stats = vec![(0.0, 0.0); m];
     let per = rows_per_task(d);
-    let run = |(t, (chunk, st)): (usize, (&mut [MaybeUninit<T>], &mut [(f64, f64)]))| {
+    type Task<'a, T> = (usize, (&'a mut [MaybeUninit<T>], &'a mut [(f64, f64)]));
+    let run = |(t, (chunk, st)): Task<'_, T>| {
         for (k, (row, s)) in chunk.chunks_mut(d).zip(st.iter_mut()).enumerate() {
             let r = t * per + k;
             let xs = &x[r * d..(r + 1) * d];
@@ -369,8 +370,11 @@ impl LayerNormBackwardCpuCpu for Cpu {
         let x = ops::contiguous::call(input, MemoryFormat::Contiguous)?;
         let dy = ops::contiguous::call(grad_out, MemoryFormat::Contiguous)?;
         let stats: Vec<(f64, f64)> = mean.to_f64_vec()?.into_iter().zip(rstd.to_f64_vec()?).collect();
-        let mut out =
-            if output_mask[0] { Some(Out::new(&input.sizes(), input.dtype(), dev, MemoryFormat::Contiguous)?) } else { None };
+        let mut out = if output_mask[0] {
+            Some(Out::new(&input.sizes(), input.dtype(), dev, MemoryFormat::Contiguous)?)
+        } else {
+            None
+        };
         let want_params = output_mask[1] || output_mask[2];
         let (dw, db) = if m * d == 0 {
             (vec![0.0; d], vec![0.0; d])

@@ -266,11 +266,7 @@ pub(crate) fn dense(x: &Tensor, format: MemoryFormat) -> Result<(Tensor, Ncs)> {
     let n = sizes[0] as usize;
     let c = sizes[1] as usize;
     let s: usize = sizes[2..].iter().product::<i64>() as usize;
-    let x = if x.is_contiguous_as(format) {
-        x.clone()
-    } else {
-        oxten_runtime::ops::contiguous::call(x, format)?
-    };
+    let x = if x.is_contiguous_as(format) { x.clone() } else { oxten_runtime::ops::contiguous::call(x, format)? };
     let last = format != MemoryFormat::Contiguous || s == 1;
     Ok((x, Ncs { n, c, s, last }))
 }

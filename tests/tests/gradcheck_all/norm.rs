@@ -37,9 +37,12 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
     };
     vec![
         // ---- batch norm ----
-        case("native_batch_norm", "training, affine, running stats", vec![r.any(&[4, 3, 2]), r.pos(&[3]), r.any(&[3])], |x| {
-            bn(x, true, true, true)
-        }),
+        case(
+            "native_batch_norm",
+            "training, affine, running stats",
+            vec![r.any(&[4, 3, 2]), r.pos(&[3]), r.any(&[3])],
+            |x| bn(x, true, true, true),
+        ),
         case("native_batch_norm", "training, no affine, no running stats", vec![r.any(&[3, 2, 4])], |x| {
             bn(x, false, false, true)
         }),
