@@ -18,6 +18,7 @@ mod index;
 mod linalg;
 pub mod math;
 mod nn;
+mod norm;
 mod reduce;
 mod select;
 mod shape;
@@ -27,7 +28,7 @@ mod views;
 /// Code generated from native_functions.yaml by build.rs.
 pub mod generated {
     /// One trait per hand-written kernel.
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, non_snake_case)]
     pub mod decls {
         include!(concat!(env!("OUT_DIR"), "/decls.rs"));
     }

@@ -29,7 +29,7 @@ pub mod helpers;
 pub use gradcheck::{gradcheck, gradgradcheck, GradcheckOpts, Outputs};
 
 /// Generated from `derivatives.yaml`: backward nodes, Autograd kernels and their registration.
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, non_snake_case)]
 pub mod generated {
     include!(concat!(env!("OUT_DIR"), "/autograd.rs"));
 }

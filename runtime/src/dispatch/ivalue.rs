@@ -146,6 +146,11 @@ impl IntoIValue for &[f64] {
         IValue::FloatList(self.to_vec())
     }
 }
+impl IntoIValue for &[bool] {
+    fn into_ivalue(self) -> IValue {
+        IValue::BoolList(self.to_vec())
+    }
+}
 impl IntoIValue for &str {
     fn into_ivalue(self) -> IValue {
         IValue::Str(self.to_string())
@@ -174,6 +179,19 @@ impl FromIValue for (Tensor, Tensor) {
                 Ok((l.pop().expect("len 2"), b))
             }
             other => Err(mismatch("(Tensor, Tensor)", &other)),
+        }
+    }
+}
+
+impl FromIValue for (Tensor, Tensor, Tensor) {
+    fn from_ivalue(v: IValue) -> Result<Self> {
+        match v {
+            IValue::TensorList(l) if l.len() == 3 => {
+                let mut it = l.into_iter();
+                let (a, b, c) = (it.next(), it.next(), it.next());
+                Ok((a.expect("len 3"), b.expect("len 3"), c.expect("len 3")))
+            }
+            other => Err(mismatch("(Tensor, Tensor, Tensor)", &other)),
         }
     }
 }

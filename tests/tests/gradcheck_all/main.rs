@@ -10,6 +10,7 @@ use std::cell::Cell;
 
 mod nn;
 mod index;
+mod norm;
 mod spine;
 
 /// SplitMix64, so inputs are the same on every run.
@@ -115,6 +116,7 @@ fn cases() -> Vec<Case> {
     all.extend(spine::cases(&Rng(Cell::new(42))));
     all.extend(nn::cases(&Rng(Cell::new(4242))));
     all.extend(index::cases(&Rng(Cell::new(4242))));
+    all.extend(norm::cases(&Rng(Cell::new(4242))));
     all
 }
 

@@ -15,6 +15,8 @@ mod nn;
 pub use nn::*;
 mod index;
 pub use index::*;
+mod norm;
+pub use norm::*;
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing for the generated code.
