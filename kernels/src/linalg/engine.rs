@@ -178,7 +178,10 @@ unsafe fn run<T: Product>(
         return;
     }
     let work = d.work();
-    if batch == 1 || work >= SPLIT_EACH_WORK || batch.saturating_mul(work) < PARALLEL_WORK || rayon::current_num_threads() == 1
+    if batch == 1
+        || work >= SPLIT_EACH_WORK
+        || batch.saturating_mul(work) < PARALLEL_WORK
+        || rayon::current_num_threads() == 1
     {
         let par = d.parallelism();
         for b in 0..batch {

@@ -20,11 +20,26 @@
 use super::resize_output;
 use crate::generated::decls::{
     LinearCompositeImplicit, LinearOutCompositeExplicit, MatmulCompositeImplicit, MatmulOutCompositeImplicit,
+    UnsafeViewCompositeExplicit,
 };
 use crate::Composite;
 use oxten_runtime::autograd::is_grad_enabled;
 use oxten_runtime::iter::infer_size;
 use oxten_runtime::{ops, Error, Result, Scalar, Tensor};
+
+impl UnsafeViewCompositeExplicit for Composite {
+    /// `view` below autograd: the result shares `self`'s storage, but autograd records an
+    /// ordinary node (`UnsafeViewBackward0`), not a view, as for PyTorch's `_unsafe_view`.
+    fn _unsafe_view(self_: &Tensor, size: &[i64]) -> Result<Tensor> {
+        self_.try_view(size)
+    }
+}
+
+/// `_unsafe_view(t, shape)`: how matmul reshapes the products it computed (nobody else holds
+/// them, so they need not be autograd views).
+fn unsafe_view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    ops::_unsafe_view::call(t, shape)
+}
 
 /// `t.mT`: the transpose of the last two dims.
 fn mt(t: &Tensor) -> Result<Tensor> {
@@ -128,21 +143,18 @@ fn folded(tensor1: &Tensor, tensor2: &Tensor, out: Option<&Tensor>) -> Result<Te
     let t1_folded = t1.try_reshape(&[rows, k])?;
     match out {
         None if t2_is_matrix => {
-            let output = t1_folded.try_mm(&t2)?.try_view(&output_shape)?;
+            let output = unsafe_view(&t1_folded.try_mm(&t2)?, &output_shape)?;
             if transpose {
                 mt(&output)?.try_contiguous()
             } else {
                 Ok(output)
             }
         }
-        None => t1_folded.try_mv(&t2)?.try_view(&output_shape),
+        None => unsafe_view(&t1_folded.try_mv(&t2)?, &output_shape),
         Some(out) => {
             resize_output(out, &output_shape)?;
-            let reshaped = if t2_is_matrix {
-                out.try_reshape(&[rows, t2.sizes()[1]])?
-            } else {
-                out.try_reshape(&[rows])?
-            };
+            let reshaped =
+                if t2_is_matrix { out.try_reshape(&[rows, t2.sizes()[1]])? } else { out.try_reshape(&[rows])? };
             if t2_is_matrix {
                 ops::mm_out::call(&t1_folded, &t2, &reshaped)?;
             } else {
@@ -189,7 +201,7 @@ fn batched(tensor1: &Tensor, tensor2: &Tensor, out: Option<&Tensor>) -> Result<T
         None => {
             let r = t1.try_bmm(&t2)?;
             let r = if vector_rhs { r.try_squeeze_dim(-1)? } else { r };
-            r.try_view(&output_shape)
+            unsafe_view(&r, &output_shape)
         }
         Some(out) => {
             resize_output(out, &output_shape)?;

@@ -110,7 +110,8 @@ fn product_into(out: &Tensor, a: &Tensor, b: &Tensor, bias: Option<(&Tensor, Sca
     let bias = bias.filter(|(_, beta)| !scalar_is_zero(dtype, *beta));
     let inputs_apart = [a, b].iter().all(|t| get_overlap_status(out, t) == MemOverlapStatus::No);
     // `addmm_`: the bias is `out` itself and already in place.
-    let bias_in_out = bias.is_some_and(|(s, _)| get_overlap_status(out, s) == MemOverlapStatus::Full && s.sizes() == out.sizes());
+    let bias_in_out =
+        bias.is_some_and(|(s, _)| get_overlap_status(out, s) == MemOverlapStatus::Full && s.sizes() == out.sizes());
     let bias_apart = bias.is_none_or(|(s, _)| bias_in_out || get_overlap_status(out, s) == MemOverlapStatus::No);
     let direct = has_internal_overlap(out) == MemOverlap::No
         && inputs_apart
@@ -133,21 +134,13 @@ fn product_into(out: &Tensor, a: &Tensor, b: &Tensor, bias: Option<(&Tensor, Sca
     // SAFETY: a tensor that is only written (no bias) may skip the zero-fill of a fresh, deferred
     // storage: the engine writes every element of its `m x n` matrices (numel > 0 here) before
     // anything reads them, and `assume_init` is called right after.
-    let (ptr, fresh) = if bias.is_none() { unsafe { target.data_ptr_for_overwrite() } } else { (target.data_ptr(), false) };
+    let (ptr, fresh) =
+        if bias.is_none() { unsafe { target.data_ptr_for_overwrite() } } else { (target.data_ptr(), false) };
     // SAFETY: the meta function checked the shapes and dtypes, `target` was shaped by
     // `set_output` or above, every tensor's strides address elements inside its storage, and
     // `target` overlaps neither itself nor `a` or `b` (checked above, or a fresh tensor).
     unsafe {
-        engine::product(
-            dtype,
-            batch,
-            d,
-            Operand::at(&target, ptr),
-            a_op,
-            b_op,
-            alpha,
-            bias.map(|(_, beta)| beta),
-        )?;
+        engine::product(dtype, batch, d, Operand::at(&target, ptr), a_op, b_op, alpha, bias.map(|(_, beta)| beta))?;
         if fresh {
             target.storage().assume_init();
         }

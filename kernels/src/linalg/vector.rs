@@ -8,7 +8,9 @@ use crate::generated::decls::{DotCpu, DotMeta, DotOutCompositeExplicit, MvCompos
 use crate::math::Element;
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::{copy_, get_overlap_status, has_internal_overlap, scalar_type_name, MemOverlap, MemOverlapStatus};
+use oxten_runtime::iter::{
+    copy_, get_overlap_status, has_internal_overlap, scalar_type_name, MemOverlap, MemOverlapStatus,
+};
 use oxten_runtime::{DType, Device, Error, MemoryFormat, Result, Scalar, Tensor};
 
 // ---------------------------------------------------------------------------------------------
@@ -146,7 +148,8 @@ where
 unsafe fn dot_int<T: Element>(x: Vector<T>, y: Vector<T>) -> T {
     let mut acc = T::zero();
     for i in 0..x.len as isize {
-        acc = acc.add_wrapping((*x.ptr.wrapping_offset(i * x.stride)).mul_wrapping(*y.ptr.wrapping_offset(i * y.stride)));
+        acc =
+            acc.add_wrapping((*x.ptr.wrapping_offset(i * x.stride)).mul_wrapping(*y.ptr.wrapping_offset(i * y.stride)));
     }
     acc
 }
@@ -232,18 +235,11 @@ impl DotOutCompositeExplicit for Composite {
 /// ranks, sizes, dtypes, then the CPU kernel's bool rejection.
 fn mv_check(mat: &Tensor, vec: &Tensor, result: DType) -> Result<()> {
     if mat.dim() != 2 || vec.dim() != 1 {
-        return Err(Error::runtime(format!(
-            "vector + matrix @ vector expected, got 1, {}, {}",
-            mat.dim(),
-            vec.dim()
-        )));
+        return Err(Error::runtime(format!("vector + matrix @ vector expected, got 1, {}, {}", mat.dim(), vec.dim())));
     }
     let (s, n) = (mat.sizes(), vec.sizes()[0]);
     if s[1] != n {
-        return Err(Error::runtime(format!(
-            "size mismatch, got input ({}), mat ({}x{}), vec ({n})",
-            s[0], s[0], s[1]
-        )));
+        return Err(Error::runtime(format!("size mismatch, got input ({}), mat ({}x{}), vec ({n})", s[0], s[0], s[1])));
     }
     if result != mat.dtype() || mat.dtype() != vec.dtype() {
         return Err(Error::runtime(format!(

@@ -35,7 +35,11 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             x[0].try_addmm_with(&x[1], &x[2], scaled(1.0, 0.75))
         }),
         case("addmm", "in-place", vec![r.any(&[2, 4]), r.any(&[2, 3]), r.any(&[3, 4])], move |x| {
-            fresh(&x[0])?.try_addmm_with_(&x[1], &x[2], AddmmInplaceOpts { beta: Scalar::Float(2.0), alpha: Scalar::Int(3) })
+            fresh(&x[0])?.try_addmm_with_(
+                &x[1],
+                &x[2],
+                AddmmInplaceOpts { beta: Scalar::Float(2.0), alpha: Scalar::Int(3) },
+            )
         }),
         // ---- dot ----
         case("dot", "", vec![r.any(&[5]), r.any(&[5])], |x| x[0].try_dot(&x[1])),
@@ -47,5 +51,9 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         // ---- mv ----
         case("mv", "", vec![r.any(&[3, 4]), r.any(&[4])], |x| x[0].try_mv(&x[1])),
         case("mv", "transposed matrix", vec![r.transposed(&[3, 4]), r.any(&[4])], |x| x[0].try_mv(&x[1])),
+        // ---- matmul's reshape ----
+        case("_unsafe_view", "", vec![r.any(&[2, 6])], |x| {
+            oxten::try__unsafe_view(&x[0].try_mul_scalar(2.0)?, &[3, 2, 2])
+        }),
     ]
 }
