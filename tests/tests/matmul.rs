@@ -55,10 +55,16 @@ fn check_branch(what: &str, inputs: &[Tensor], node: &str, f: impl Fn(&[Tensor])
     gradgradcheck(&f, inputs, GradcheckOpts::default()).unwrap_or_else(|e| panic!("{what} (gradgrad): {e}"));
 }
 
+/// A matmul case: what it covers, the shapes of self and other, which require grad, and the
+/// product node its branch reaches.
+type MatmulCase = (&'static str, &'static [i64], &'static [i64], [bool; 2], &'static str);
+
+/// A linear case: what it covers, the input's shape, the bias's shape, the node reached.
+type LinearCase = (&'static str, &'static [i64], Option<&'static [i64]>, &'static str);
+
 #[test]
 fn matmul_gradients_through_every_branch() {
-    // (what, shape of self, shape of other, which require grad, the product node reached)
-    let cases: &[(&str, &[i64], &[i64], [bool; 2], &str)] = &[
+    let cases: &[MatmulCase] = &[
         ("1-D · 1-D: dot", &[3], &[3], [true, true], "DotBackward0"),
         ("2-D · 1-D: mv", &[2, 3], &[3], [true, true], "MvBackward0"),
         ("1-D · 2-D: unsqueeze, mm, squeeze", &[3], &[3, 4], [true, true], "MmBackward0"),
@@ -91,7 +97,7 @@ fn matmul_gradients_through_every_branch() {
 #[test]
 fn linear_gradients_through_every_branch() {
     let lin = |x: &[Tensor]| oxten::try_linear_with(&x[0], &x[1], LinearOpts { bias: x.get(2) });
-    let cases: &[(&str, &[i64], Option<&[i64]>, &str)] = &[
+    let cases: &[LinearCase] = &[
         ("2-D input with bias: addmm", &[3, 4], Some(&[2]), "AddmmBackward0"),
         ("3-D contiguous input with bias: flattened addmm", &[2, 3, 4], Some(&[2]), "AddmmBackward0"),
         ("4-D input, 1-D bias: flattened addmm", &[2, 1, 2, 4], Some(&[2]), "AddmmBackward0"),

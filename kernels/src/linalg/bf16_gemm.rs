@@ -9,6 +9,7 @@
 use super::engine::{gemm_call, Dims, Mat};
 use gemm::Parallelism;
 use oxten_runtime::dtype::bf16;
+use rayon::prelude::*;
 
 /// bf16 → f32 (exact).
 #[inline(always)]
@@ -75,24 +76,61 @@ impl Lines {
     }
 }
 
+/// A `Send`/`Sync` wrapper for the bf16 matrices the conversion passes read and write from
+/// rayon tasks (each task handles its own lines).
+#[derive(Clone, Copy)]
+struct Shared(Mat<bf16>);
+
+// SAFETY: tasks of one pass read, or write disjoint lines of, the matrix (see `for_lines`).
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    /// The matrix (a method, so that closures capture the whole `Shared`, not its pointer).
+    fn get(&self) -> Mat<bf16> {
+        self.0
+    }
+}
+
+/// Matrices with at least this many elements are converted on rayon's pool when the product
+/// itself may use it.
+const PARALLEL_ELEMS: usize = 1 << 16;
+
+/// Runs `f(l, line)` for every line `l` of `buf` (`len` elements each), on rayon's pool when
+/// `par` allows it and the buffer is large.
+fn for_lines(buf: &mut [f32], len: usize, par: Parallelism, f: impl Fn(usize, &mut [f32]) + Sync) {
+    if len == 0 {
+        return;
+    }
+    if !matches!(par, Parallelism::None) && buf.len() >= PARALLEL_ELEMS {
+        buf.par_chunks_mut(len).enumerate().for_each(|(l, line)| f(l, line));
+    } else {
+        buf.chunks_exact_mut(len).enumerate().for_each(|(l, line)| f(l, line));
+    }
+}
+
 /// An f32 copy of a `rows x cols` bf16 matrix (the buffer and the matrix over it), laid out in
 /// the source's contiguous order.
 ///
 /// # Safety
 /// `src` addresses `rows x cols` valid elements.
-unsafe fn widen_matrix(src: Mat<bf16>, rows: usize, cols: usize) -> (Vec<f32>, Mat<f32>) {
+unsafe fn widen_matrix(src: Mat<bf16>, rows: usize, cols: usize, par: Parallelism) -> (Vec<f32>, Mat<f32>) {
     let lines = Lines::of(&src, rows, cols);
     let mut buf = vec![0f32; rows * cols];
-    for (l, out) in buf.chunks_exact_mut(lines.len).enumerate() {
-        let start = src.ptr.wrapping_offset(l as isize * lines.line_stride);
-        if lines.elem_stride == 1 {
-            widen_slice(std::slice::from_raw_parts(start, lines.len), out);
-        } else {
-            for (e, o) in out.iter_mut().enumerate() {
-                *o = widen(*start.wrapping_offset(e as isize * lines.elem_stride));
+    let src = Shared(src);
+    for_lines(&mut buf, lines.len, par, |l, out| {
+        let start = src.get().ptr.wrapping_offset(l as isize * lines.line_stride);
+        // SAFETY: line `l` of the caller's matrix has `len` valid elements at these offsets.
+        unsafe {
+            if lines.elem_stride == 1 {
+                widen_slice(std::slice::from_raw_parts(start, lines.len), out);
+            } else {
+                for (e, o) in out.iter_mut().enumerate() {
+                    *o = widen(*start.wrapping_offset(e as isize * lines.elem_stride));
+                }
             }
         }
-    }
+    });
     let mat = lines.dense(&mut buf);
     (buf, mat)
 }
@@ -111,35 +149,39 @@ pub(super) unsafe fn product(
     beta: Option<f32>,
     par: Parallelism,
 ) {
-    let (_a_buf, a) = widen_matrix(lhs, d.m, d.k);
-    let (_b_buf, b) = widen_matrix(rhs, d.k, d.n);
+    let (_a_buf, a) = widen_matrix(lhs, d.m, d.k, par);
+    let (_b_buf, b) = widen_matrix(rhs, d.k, d.n, par);
     // The f32 product in `dst`'s line order, so that the rounding pass is contiguous.
     let lines = Lines::of(&dst, d.m, d.n);
     let mut c_buf = vec![0f32; d.m * d.n];
     let c = lines.dense(&mut c_buf);
     gemm_call::<f32>(d, c, a, b, alpha, None, 0.0, par);
-    let mut row = vec![0f32; lines.len];
-    for (l, c_line) in c_buf.chunks_exact_mut(lines.len).enumerate() {
-        let start = dst.ptr.wrapping_offset(l as isize * lines.line_stride);
+    let dst = Shared(dst);
+    for_lines(&mut c_buf, lines.len, par, |l, c_line| {
+        let start = dst.get().ptr.wrapping_offset(l as isize * lines.line_stride);
         let contiguous = lines.elem_stride == 1;
-        if let Some(beta) = beta {
-            if contiguous {
-                widen_slice(std::slice::from_raw_parts(start, lines.len), &mut row);
-            } else {
-                for (e, r) in row.iter_mut().enumerate() {
-                    *r = widen(*start.wrapping_offset(e as isize * lines.elem_stride));
+        let at = |e: usize| start.wrapping_offset(e as isize * lines.elem_stride);
+        // SAFETY: line `l` of `dst` has `len` valid elements at these offsets, written by this
+        // task only (`dst` does not overlap itself).
+        unsafe {
+            if let Some(beta) = beta {
+                if contiguous {
+                    for (c, r) in c_line.iter_mut().zip(std::slice::from_raw_parts(start, lines.len)) {
+                        *c += beta * widen(*r);
+                    }
+                } else {
+                    for (e, c) in c_line.iter_mut().enumerate() {
+                        *c += beta * widen(*at(e));
+                    }
                 }
             }
-            for (c, r) in c_line.iter_mut().zip(&row) {
-                *c += beta * r;
+            if contiguous {
+                narrow_slice(c_line, std::slice::from_raw_parts_mut(start, lines.len));
+            } else {
+                for (e, c) in c_line.iter().enumerate() {
+                    *at(e) = narrow(*c);
+                }
             }
         }
-        if contiguous {
-            narrow_slice(c_line, std::slice::from_raw_parts_mut(start, lines.len));
-        } else {
-            for (e, c) in c_line.iter().enumerate() {
-                *start.wrapping_offset(e as isize * lines.elem_stride) = narrow(*c);
-            }
-        }
-    }
+    });
 }
