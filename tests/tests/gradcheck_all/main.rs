@@ -11,6 +11,7 @@ use std::cell::Cell;
 mod nn;
 mod index;
 mod norm;
+mod linalg;
 mod spine;
 
 /// SplitMix64, so inputs are the same on every run.
@@ -117,6 +118,7 @@ fn cases() -> Vec<Case> {
     all.extend(nn::cases(&Rng(Cell::new(4242))));
     all.extend(index::cases(&Rng(Cell::new(4242))));
     all.extend(norm::cases(&Rng(Cell::new(4242))));
+    all.extend(linalg::cases(&Rng(Cell::new(4242))));
     all
 }
 

@@ -17,6 +17,8 @@ mod index;
 pub use index::*;
 mod norm;
 pub use norm::*;
+mod linalg;
+pub use linalg::*;
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing for the generated code.
