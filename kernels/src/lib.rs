@@ -12,10 +12,12 @@
 
 mod activation;
 mod checks;
+mod conv;
 mod convert;
 mod factory;
 mod linalg;
 pub mod math;
+mod pool;
 mod reduce;
 mod select;
 pub mod support;

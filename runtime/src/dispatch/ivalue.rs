@@ -141,6 +141,11 @@ impl IntoIValue for Option<&[i64]> {
         self.map_or(IValue::None, |v| IValue::IntList(v.to_vec()))
     }
 }
+impl IntoIValue for &[bool] {
+    fn into_ivalue(self) -> IValue {
+        IValue::BoolList(self.to_vec())
+    }
+}
 impl IntoIValue for &[f64] {
     fn into_ivalue(self) -> IValue {
         IValue::FloatList(self.to_vec())
@@ -174,6 +179,21 @@ impl FromIValue for (Tensor, Tensor) {
                 Ok((l.pop().expect("len 2"), b))
             }
             other => Err(mismatch("(Tensor, Tensor)", &other)),
+        }
+    }
+}
+
+impl FromIValue for (Tensor, Tensor, Tensor) {
+    fn from_ivalue(v: IValue) -> Result<Self> {
+        match v {
+            IValue::TensorList(l) if l.len() == 3 => {
+                let mut it = l.into_iter();
+                match (it.next(), it.next(), it.next()) {
+                    (Some(a), Some(b), Some(c)) => Ok((a, b, c)),
+                    _ => unreachable!("a list of length 3 has three elements"),
+                }
+            }
+            other => Err(mismatch("(Tensor, Tensor, Tensor)", &other)),
         }
     }
 }
