@@ -12,6 +12,7 @@
 
 mod activation;
 mod checks;
+mod conv;
 mod convert;
 mod factory;
 mod index;
@@ -19,6 +20,7 @@ mod linalg;
 pub mod math;
 mod nn;
 mod norm;
+mod pool;
 mod reduce;
 mod select;
 mod shape;

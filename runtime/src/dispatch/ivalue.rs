@@ -141,6 +141,11 @@ impl IntoIValue for Option<&[i64]> {
         self.map_or(IValue::None, |v| IValue::IntList(v.to_vec()))
     }
 }
+impl IntoIValue for &[bool] {
+    fn into_ivalue(self) -> IValue {
+        IValue::BoolList(self.to_vec())
+    }
+}
 impl IntoIValue for &[f64] {
     fn into_ivalue(self) -> IValue {
         IValue::FloatList(self.to_vec())

@@ -12,6 +12,7 @@ mod nn;
 mod index;
 mod norm;
 mod linalg;
+mod conv;
 mod spine;
 
 /// SplitMix64, so inputs are the same on every run.
@@ -119,6 +120,7 @@ fn cases() -> Vec<Case> {
     all.extend(index::cases(&Rng(Cell::new(4242))));
     all.extend(norm::cases(&Rng(Cell::new(4242))));
     all.extend(linalg::cases(&Rng(Cell::new(4242))));
+    all.extend(conv::cases(&Rng(Cell::new(4004))));
     all
 }
 

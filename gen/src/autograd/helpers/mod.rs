@@ -19,6 +19,8 @@ mod norm;
 pub use norm::*;
 mod linalg;
 pub use linalg::*;
+mod conv;
+pub use conv::*;
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing for the generated code.
