@@ -85,6 +85,8 @@ for name, op in [("var", A.var.correction), ("std", A.std.correction),
 case("var", lambda x: A.var.correction(x, [1], correction=5), [("v", torch.ones(2, 3))], dim=[1], correction=5)
 case("std", lambda x: A.std.correction(x, [1], correction=3), [("v", torch.full((2, 3), 2.0))], dim=[1], correction=3)
 case("var", lambda x: A.var.correction(x, [0]), [("v", torch.tensor([[1.0, nan], [2.0, 3.0]]))], dim=[0])
+case("var", lambda x: A.var.correction(x, [0]), [("v", torch.tensor([[1.0, inf], [inf, 3.0], [2.0, 1.0]]))], dim=[0])
+case("std_mean", lambda x: A.std_mean.correction(x), [("v", torch.tensor([1.0, 2.0, -inf]))])
 for name, op in [("var_out", A.var.correction_out), ("std_out", A.std.correction_out)]:
     for od in [torch.float32, torch.float64, torch.float16, torch.int64]:
         case(name, lambda x, od=od, op=op: op(x, [1], out=torch.empty(0, dtype=od)),

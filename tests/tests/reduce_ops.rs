@@ -77,7 +77,9 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
             LinalgVectorNormOutOpts { ord: Scalar::Int(2), dim: dims, keepdim, dtype },
         )),
         "norm" => one(x.try_norm_scalar_with(NormScalarOpts { p: c.attr("p").map_or(Scalar::Int(2), scalar_attr) })),
-        "norm_dim" => one(x.try_norm_scalaropt_dim_with(c.scalar("p"), dims.unwrap(), NormScalaroptDimOpts { keepdim })),
+        "norm_dim" => {
+            one(x.try_norm_scalaropt_dim_with(c.scalar("p"), dims.unwrap(), NormScalaroptDimOpts { keepdim }))
+        }
         "all" => one(x.try_all()),
         "any" => one(x.try_any()),
         "all_dim" => one(x.try_all_dim_with(d0(), AllDimOpts { keepdim })),
@@ -109,7 +111,11 @@ fn meta_tensors_get_shapes_and_dtypes() {
         assert!(t.is_meta());
         assert_eq!((&t.sizes()[..], t.dtype()), (sizes, dtype));
     };
-    check(x.var_correction_with(VarCorrectionOpts { dim: Some(&[1]), correction: None, keepdim: true }), &[3, 1, 5], DType::F32);
+    check(
+        x.var_correction_with(VarCorrectionOpts { dim: Some(&[1]), correction: None, keepdim: true }),
+        &[3, 1, 5],
+        DType::F32,
+    );
     let (s, m) = oxten::std_mean_correction(&x);
     check(s, &[], DType::F32);
     check(m, &[], DType::F32);
@@ -125,7 +131,12 @@ fn meta_tensors_get_shapes_and_dtypes() {
     check(
         oxten::linalg_vector_norm_with(
             &x,
-            LinalgVectorNormOpts { ord: Scalar::Float(f64::INFINITY), dim: Some(&[0, 2]), keepdim: false, dtype: Some(DType::F64) },
+            LinalgVectorNormOpts {
+                ord: Scalar::Float(f64::INFINITY),
+                dim: Some(&[0, 2]),
+                keepdim: false,
+                dtype: Some(DType::F64),
+            },
         ),
         &[4],
         DType::F64,

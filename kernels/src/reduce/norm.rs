@@ -13,7 +13,9 @@ use crate::generated::decls::{
 };
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::{make_reduction, reduce_kernel, scalar_type_name, to_dtype, OpMath, StructuredOutputs, TensorIterator};
+use oxten_runtime::iter::{
+    make_reduction, reduce_kernel, scalar_type_name, to_dtype, OpMath, StructuredOutputs, TensorIterator,
+};
 use oxten_runtime::{ops, promote_types, DType, Element, Error, Result, Scalar, Tensor};
 
 /// The reduction an `ord` selects.
@@ -89,6 +91,17 @@ where
         NormKind::Inf => reduce_kernel::<T, f64, T>(iter, 0.0, |a, x| max_nan(a, x64(x).abs()), max_nan, round),
         NormKind::NegInf => {
             reduce_kernel::<T, f64, T>(iter, f64::INFINITY, |a, x| min_nan(a, x64(x).abs()), min_nan, round)
+        }
+        // Small integer powers by multiplication (much cheaper than `powf`, and as exact).
+        NormKind::P(p) if p == p.trunc() && p.abs() <= 64.0 => {
+            let k = p as i32;
+            reduce_kernel::<T, f64, T>(
+                iter,
+                0.0,
+                move |a, x| a + x64(x).abs().powi(k),
+                add,
+                move |a| round(a.powf(1.0 / p)),
+            )
         }
         NormKind::P(p) => reduce_kernel::<T, f64, T>(
             iter,

@@ -3,7 +3,7 @@
 //!
 //! As in PyTorch these are plain (not structured) kernels; one function serves the CPU and Meta
 //! keys. The input is converted to the output dtype first (PyTorch's `make_reduction`), then
-//! reduced with Welford's algorithm in f64 accumulators — the accumulation PyTorch's CPU kernel
+//! reduced with Welford's algorithm (over blocks of 64 values) in f64 accumulators — the accumulation PyTorch's CPU kernel
 //! uses for every floating dtype — through the runtime's generic [`reduce_kernel`] (whose
 //! partial accumulators of a split reduction are merged with Chan's formula). The result is
 //! `m2 / max(n - correction, 0)`: a correction ≥ N gives inf (or NaN for a constant slice), as
@@ -17,7 +17,7 @@ use crate::{Cpu, Meta};
 use oxten_runtime::iter::{make_reduction, reduce_kernel, reduction_output_shape, scalar_type_name, to_dtype, OpMath};
 use oxten_runtime::{can_cast, DType, Element, Error, MemoryFormat, Result, Scalar, Tensor};
 
-/// Running count, mean and sum of squared deviations.
+/// Count, mean and sum of squared deviations of a set of values.
 #[derive(Clone, Copy)]
 struct Welford {
     n: f64,
@@ -26,14 +26,6 @@ struct Welford {
 }
 
 const EMPTY: Welford = Welford { n: 0.0, mean: 0.0, m2: 0.0 };
-
-#[inline(always)]
-fn welford_push(a: Welford, x: f64) -> Welford {
-    let n = a.n + 1.0;
-    let delta = x - a.mean;
-    let mean = a.mean + delta / n;
-    Welford { n, mean, m2: a.m2 + delta * (x - mean) }
-}
 
 /// Chan et al.'s merge of two partial accumulators (left to right).
 #[inline(always)]
@@ -48,6 +40,61 @@ fn welford_combine(a: Welford, b: Welford) -> Welford {
     let delta = b.mean - a.mean;
     let nb_over_n = b.n / n;
     Welford { n, mean: a.mean + delta * nb_over_n, m2: a.m2 + b.m2 + delta * delta * a.n * nb_over_n }
+}
+
+/// Values folded per block before the block's moments are merged into the running total.
+const BLOCK: u32 = 64;
+
+/// The reduction's accumulator: Welford moments of the values seen so far, plus the current
+/// block of up to [`BLOCK`] values summarised as sums of `x - shift` and `(x - shift)²` around
+/// the block's first value. A block costs a subtraction and two additions per value (no
+/// division, no long dependency chain) and is merged with Chan's formula; shifting by a value
+/// of the block keeps the block's sums free of cancellation for any mean.
+#[derive(Clone, Copy)]
+struct Acc {
+    total: Welford,
+    shift: f64,
+    sum: f64,
+    sum_sq: f64,
+    count: u32,
+}
+
+const ACC0: Acc = Acc { total: EMPTY, shift: 0.0, sum: 0.0, sum_sq: 0.0, count: 0 };
+
+impl Acc {
+    #[inline(always)]
+    fn push(mut self, x: f64) -> Acc {
+        if self.count == 0 {
+            self.shift = x;
+        }
+        let d = x - self.shift;
+        self.sum += d;
+        self.sum_sq += d * d;
+        self.count += 1;
+        if self.count == BLOCK {
+            self.flush()
+        } else {
+            self
+        }
+    }
+
+    /// The moments of everything folded, with the current block merged in.
+    #[inline]
+    fn flush(self) -> Acc {
+        if self.count == 0 {
+            return self;
+        }
+        let n = self.count as f64;
+        let mean_d = self.sum / n;
+        let m2 = self.sum_sq - self.sum * mean_d;
+        // Rounding may leave a tiny negative m2; NaN (from a NaN or inf value) must stay NaN.
+        let block = Welford { n, mean: self.shift + mean_d, m2: if m2 < 0.0 { 0.0 } else { m2 } };
+        Acc { total: welford_combine(self.total, block), ..ACC0 }
+    }
+
+    fn combine(a: Acc, b: Acc) -> Acc {
+        Acc { total: welford_combine(a.flush().total, b.flush().total), ..ACC0 }
+    }
 }
 
 /// An f64 result rounded to `T` the way PyTorch's kernel does (through f32 for f16/bf16).
@@ -69,7 +116,14 @@ enum Stat {
 }
 
 /// Runs the reduction of `input` (already of `out`'s floating dtype) into `out`.
-fn stat_into(input: &Tensor, dim: Option<&[i64]>, keepdim: bool, out: &Tensor, stat: Stat, correction: f64) -> Result<()> {
+fn stat_into(
+    input: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+    out: &Tensor,
+    stat: Stat,
+    correction: f64,
+) -> Result<()> {
     let iter = make_reduction(out, input, dim, keepdim)?;
     if iter.is_meta() {
         return Ok(());
@@ -87,12 +141,13 @@ fn stat_into(input: &Tensor, dim: Option<&[i64]>, keepdim: bool, out: &Tensor, s
                 ),
                 _ => {
                     let take_sqrt = stat == Stat::Std;
-                    reduce_kernel::<T, Welford, T>(
+                    reduce_kernel::<T, Acc, T>(
                         &iter,
-                        EMPTY,
-                        |a, x| welford_push(a, <<T as OpMath>::Math as Element>::to_f64(x)),
-                        welford_combine,
+                        ACC0,
+                        |a, x| a.push(<<T as OpMath>::Math as Element>::to_f64(x)),
+                        Acc::combine,
                         move |a| {
+                            let a = a.flush().total;
                             if a.n == 0.0 {
                                 return round_to::<T>(f64::NAN);
                             }
@@ -175,7 +230,13 @@ fn std_var_out(
     Ok(out.clone())
 }
 
-fn std_var(self_: &Tensor, dim: Option<&[i64]>, correction: Option<Scalar>, keepdim: bool, take_sqrt: bool) -> Result<Tensor> {
+fn std_var(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    correction: Option<Scalar>,
+    keepdim: bool,
+    take_sqrt: bool,
+) -> Result<Tensor> {
     check_floating("std and var", self_)?;
     let out = new_output(self_, dim, keepdim)?;
     std_var_out(self_, dim, correction, keepdim, &out, take_sqrt)
@@ -216,13 +277,25 @@ impl VarMeta for Meta {
 }
 
 impl VarOutCpu for Cpu {
-    fn var_out(self_: &Tensor, dim: Option<&[i64]>, correction: Option<Scalar>, keepdim: bool, out: &Tensor) -> Result<Tensor> {
+    fn var_out(
+        self_: &Tensor,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+        out: &Tensor,
+    ) -> Result<Tensor> {
         std_var_out(self_, dim, correction, keepdim, out, false)
     }
 }
 
 impl VarOutMeta for Meta {
-    fn var_out(self_: &Tensor, dim: Option<&[i64]>, correction: Option<Scalar>, keepdim: bool, out: &Tensor) -> Result<Tensor> {
+    fn var_out(
+        self_: &Tensor,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+        out: &Tensor,
+    ) -> Result<Tensor> {
         std_var_out(self_, dim, correction, keepdim, out, false)
     }
 }
@@ -240,13 +313,25 @@ impl StdMeta for Meta {
 }
 
 impl StdOutCpu for Cpu {
-    fn std_out(self_: &Tensor, dim: Option<&[i64]>, correction: Option<Scalar>, keepdim: bool, out: &Tensor) -> Result<Tensor> {
+    fn std_out(
+        self_: &Tensor,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+        out: &Tensor,
+    ) -> Result<Tensor> {
         std_var_out(self_, dim, correction, keepdim, out, true)
     }
 }
 
 impl StdOutMeta for Meta {
-    fn std_out(self_: &Tensor, dim: Option<&[i64]>, correction: Option<Scalar>, keepdim: bool, out: &Tensor) -> Result<Tensor> {
+    fn std_out(
+        self_: &Tensor,
+        dim: Option<&[i64]>,
+        correction: Option<Scalar>,
+        keepdim: bool,
+        out: &Tensor,
+    ) -> Result<Tensor> {
         std_var_out(self_, dim, correction, keepdim, out, true)
     }
 }

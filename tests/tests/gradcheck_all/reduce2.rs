@@ -76,9 +76,12 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             )?;
             Ok(vec![s, m])
         }),
-        case("std_mean.correction", "mean only", vec![r.any(&[2, 3])], |x| {
-            Ok(oxten::try_std_mean_correction(&x[0])?.1)
-        }),
+        case(
+            "std_mean.correction",
+            "mean only",
+            vec![r.any(&[2, 3])],
+            |x| Ok(oxten::try_std_mean_correction(&x[0])?.1),
+        ),
         // ---- prod ----
         case("prod", "no zeros", vec![r.away_from_zero(&[2, 3])], |x| x[0].try_prod()),
         case("prod", "one zero", vec![given(&[0.7, -1.3, 0.0, 1.1, 0.9], &[5])], |x| x[0].try_prod()),
@@ -103,13 +106,19 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
                 let (values, indices) = x[0].try_min_dim(1)?;
                 Ok(vec![values, indices])
             }),
-            ..case("min.dim", "values (indices are not differentiable)", vec![r.distinct(&[3, 4])], |x| {
-                Ok(x[0].clone())
-            })
+            ..case(
+                "min.dim",
+                "values (indices are not differentiable)",
+                vec![r.distinct(&[3, 4])],
+                |x| Ok(x[0].clone()),
+            )
         },
-        case("min.dim", "keepdim, transposed", vec![r.distinct(&[3, 4]).try_t().unwrap().detach().requires_grad_(true)], |x| {
-            Ok(x[0].try_min_dim_with(0, MinDimOpts { keepdim: true })?.0)
-        }),
+        case(
+            "min.dim",
+            "keepdim, transposed",
+            vec![r.distinct(&[3, 4]).try_t().unwrap().detach().requires_grad_(true)],
+            |x| Ok(x[0].try_min_dim_with(0, MinDimOpts { keepdim: true })?.0),
+        ),
         case("min", "", vec![r.distinct(&[3, 4])], |x| x[0].try_min()),
         Case {
             // At a two-way tie the central difference is the mean of the one-sided slopes, which is

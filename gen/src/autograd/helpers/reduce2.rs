@@ -136,7 +136,13 @@ pub fn std_mean_backward(
 /// when there are more. Built from differentiable operators, this is exact in value and in its
 /// first derivative, so double backward is right too (a slice with one zero has non-zero second
 /// derivatives between the zero and every other element; one with two zeros, between the two).
-pub fn prod_backward(grad: &Tensor, input: &Tensor, result: &Tensor, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+pub fn prod_backward(
+    grad: &Tensor,
+    input: &Tensor,
+    result: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+) -> Result<Tensor> {
     let ndim = input.dim();
     if ndim == 0 {
         return Ok(grad.clone());
