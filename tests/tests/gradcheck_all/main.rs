@@ -13,6 +13,7 @@ mod index;
 mod norm;
 mod linalg;
 mod conv;
+mod reduce2;
 mod spine;
 
 /// SplitMix64, so inputs are the same on every run.
@@ -121,6 +122,7 @@ fn cases() -> Vec<Case> {
     all.extend(norm::cases(&Rng(Cell::new(4242))));
     all.extend(linalg::cases(&Rng(Cell::new(4242))));
     all.extend(conv::cases(&Rng(Cell::new(4004))));
+    all.extend(reduce2::cases(&Rng(Cell::new(4242))));
     all
 }
 

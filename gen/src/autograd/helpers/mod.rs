@@ -21,6 +21,8 @@ mod linalg;
 pub use linalg::*;
 mod conv;
 pub use conv::*;
+mod reduce2;
+pub use reduce2::*;
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing for the generated code.
