@@ -38,6 +38,11 @@ use std::path::Path;
 /// The largest JSON header accepted, in bytes (the reference implementation's limit).
 pub const MAX_HEADER_SIZE: u64 = 100_000_000;
 
+/// Named tensors, as read from a file.
+pub type NamedTensors = Vec<(String, Tensor)>;
+/// The string-to-string metadata of a file.
+pub type Metadata = BTreeMap<String, String>;
+
 /// The header key of the string-to-string metadata.
 pub const METADATA_KEY: &str = "__metadata__";
 
@@ -92,10 +97,7 @@ fn err(op: &str, msg: impl Into<String>) -> Error {
 
 /// Serializes named tensors (any dtype, any strides; CPU only) and optional metadata into the
 /// bytes of a safetensors file. Names must be unique and not `"__metadata__"`.
-pub fn to_bytes<S: AsRef<str>>(
-    tensors: &[(S, Tensor)],
-    metadata: Option<&BTreeMap<String, String>>,
-) -> Result<Vec<u8>> {
+pub fn to_bytes<S: AsRef<str>>(tensors: &[(S, Tensor)], metadata: Option<&Metadata>) -> Result<Vec<u8>> {
     const OP: &str = "safetensors.save";
     let mut seen = BTreeSet::new();
     for (name, t) in tensors {
@@ -188,11 +190,7 @@ fn swap_to_or_from_le(bytes: &mut [u8], size: usize) {
 /// Writes named tensors and optional metadata to a safetensors file (see [`to_bytes`]). The file
 /// is written under a temporary name first and then renamed, so an existing file is never left
 /// half-written.
-pub fn save<S: AsRef<str>>(
-    path: impl AsRef<Path>,
-    tensors: &[(S, Tensor)],
-    metadata: Option<&BTreeMap<String, String>>,
-) -> Result<()> {
+pub fn save<S: AsRef<str>>(path: impl AsRef<Path>, tensors: &[(S, Tensor)], metadata: Option<&Metadata>) -> Result<()> {
     let path = path.as_ref();
     let bytes = to_bytes(tensors, metadata)?;
     let mut tmp = path.as_os_str().to_owned();
@@ -244,7 +242,7 @@ impl<'de> serde::Deserialize<'de> for Pairs {
 
 /// Parses and validates the header; returns the entries sorted by offset, the metadata and where
 /// the data buffer starts.
-fn parse_header(bytes: &[u8]) -> Result<(Vec<Entry>, BTreeMap<String, String>, usize)> {
+fn parse_header(bytes: &[u8]) -> Result<(Vec<Entry>, Metadata, usize)> {
     const OP: &str = "safetensors.load";
     let Some(len_bytes) = bytes.get(..8) else {
         return Err(err(OP, format!("the file is {} bytes long, too short for the 8-byte header length", bytes.len())));
@@ -382,7 +380,7 @@ fn tensor_from_le_bytes(e: &Entry, bytes: &[u8]) -> Result<Tensor> {
 
 /// Reads the tensors and the metadata of a safetensors file held in memory. Tensors come back
 /// sorted by name, each a fresh contiguous CPU tensor.
-pub fn from_bytes_with_metadata(bytes: &[u8]) -> Result<(Vec<(String, Tensor)>, BTreeMap<String, String>)> {
+pub fn from_bytes_with_metadata(bytes: &[u8]) -> Result<(NamedTensors, Metadata)> {
     let (mut entries, metadata, data_start) = parse_header(bytes)?;
     let data = &bytes[data_start..];
     entries.sort_by(|a, b| a.name.cmp(&b.name));
@@ -397,7 +395,7 @@ pub fn from_bytes_with_metadata(bytes: &[u8]) -> Result<(Vec<(String, Tensor)>, 
 }
 
 /// Reads the tensors of a safetensors file held in memory, sorted by name.
-pub fn from_bytes(bytes: &[u8]) -> Result<Vec<(String, Tensor)>> {
+pub fn from_bytes(bytes: &[u8]) -> Result<NamedTensors> {
     Ok(from_bytes_with_metadata(bytes)?.0)
 }
 
@@ -412,13 +410,13 @@ fn with_path(e: Error, path: &Path) -> Error {
 }
 
 /// Reads the tensors and the metadata of a safetensors file (see [`from_bytes_with_metadata`]).
-pub fn load_with_metadata(path: impl AsRef<Path>) -> Result<(Vec<(String, Tensor)>, BTreeMap<String, String>)> {
+pub fn load_with_metadata(path: impl AsRef<Path>) -> Result<(NamedTensors, Metadata)> {
     let path = path.as_ref();
     from_bytes_with_metadata(&read_file(path)?).map_err(|e| with_path(e, path))
 }
 
 /// Reads the tensors of a safetensors file, sorted by name.
-pub fn load(path: impl AsRef<Path>) -> Result<Vec<(String, Tensor)>> {
+pub fn load(path: impl AsRef<Path>) -> Result<NamedTensors> {
     Ok(load_with_metadata(path)?.0)
 }
 
