@@ -334,10 +334,12 @@ fn parse_entry(name: String, value: &serde_json::Value, data_len: usize) -> std:
     }
     let (begin, end) = (begin as usize, end as usize);
 
+    // The element count in bytes, and (for shapes with a zero) the strides, must not overflow.
     let nbytes = shape
         .iter()
         .try_fold(1usize, |acc, &s| acc.checked_mul(usize::try_from(s).ok()?))
         .and_then(|n| n.checked_mul(dtype.size()))
+        .filter(|_| shape.iter().try_fold(1i64, |acc, &s| acc.checked_mul(s.max(1))).is_some())
         .ok_or_else(|| format!("shape {shape:?} of tensor {name:?} overflows"))?;
     if nbytes != end - begin {
         return Err(format!(

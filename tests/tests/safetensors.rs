@@ -280,6 +280,10 @@ fn corrupted_headers_are_errors() {
         ),
         (file("{\"a\":{\"dtype\":\"F64\",\"shape\":[2305843009213693952],\"data_offsets\":[0,0]}}", &[]), "overflows"),
         (
+            file("{\"a\":{\"dtype\":\"U8\",\"shape\":[0,4611686018427387904,4],\"data_offsets\":[0,0]}}", &[]),
+            "overflows",
+        ),
+        (
             file(
                 &format!("{{\"a\":{{{f32x2},\"data_offsets\":[0,8]}},\"b\":{{{f32x2},\"data_offsets\":[4,12]}}}}"),
                 &[0; 12],
