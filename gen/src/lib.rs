@@ -31,6 +31,7 @@ pub use oxten_runtime::{
 
 pub mod autograd;
 pub mod optim;
+pub mod safetensors;
 mod support;
 
 /// Generated: structured wrappers and the registration of every in-tree kernel.
