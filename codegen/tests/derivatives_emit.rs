@@ -327,7 +327,8 @@ fn repository_derivatives_generate_deterministically() {
     // backward kernels (their double backward is not written yet: differentiating through them
     // fails with "the derivative for '…' is not implemented").
     let not_implemented = items(g, "NOT_IMPLEMENTED");
-    let listed: Vec<&str> = not_implemented.lines().filter_map(|l| l.trim().strip_prefix('"')?.strip_suffix("\",")).collect();
+    let listed: Vec<&str> =
+        not_implemented.lines().filter_map(|l| l.trim().strip_prefix('"')?.strip_suffix("\",")).collect();
     assert_eq!(
         listed,
         ["native_batch_norm_backward", "native_layer_norm_backward", "native_group_norm_backward"],

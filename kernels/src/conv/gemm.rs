@@ -29,6 +29,7 @@ impl<T> Mat<T> {
 /// # Safety
 /// `a`, `b` and `dst` must address `m x k`, `k x n` and `m x n` valid elements with their
 /// strides, and `dst` must not overlap `a`, `b` or itself.
+#[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn gemm<T: Real>(
     m: usize,
     n: usize,

@@ -117,7 +117,7 @@ pub(crate) fn check_shape(input: &Tensor, weight_sizes: &[i64], bias: Option<&Te
              [{ws}] instead"
         )));
     }
-    let bias_ok = |n: i64| bias.map_or(true, |b| b.dim() == 1 && b.sizes()[0] == n);
+    let bias_ok = |n: i64| bias.is_none_or(|b| b.dim() == 1 && b.sizes()[0] == n);
     let bias_sizes = || bias.map_or_else(|| "[]".to_string(), |b| list(&b.sizes()));
     if !p.transposed {
         let c = input.sizes()[1];

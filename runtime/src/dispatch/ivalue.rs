@@ -151,11 +151,6 @@ impl IntoIValue for &[f64] {
         IValue::FloatList(self.to_vec())
     }
 }
-impl IntoIValue for &[bool] {
-    fn into_ivalue(self) -> IValue {
-        IValue::BoolList(self.to_vec())
-    }
-}
 impl IntoIValue for &str {
     fn into_ivalue(self) -> IValue {
         IValue::Str(self.to_string())

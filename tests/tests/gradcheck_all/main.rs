@@ -8,11 +8,11 @@ use oxten::autograd::{gradcheck, gradgradcheck, GradcheckOpts, DERIVATIVES};
 use oxten::{Result, Tensor};
 use std::cell::Cell;
 
-mod nn;
-mod index;
-mod norm;
-mod linalg;
 mod conv;
+mod index;
+mod linalg;
+mod nn;
+mod norm;
 mod reduce2;
 mod spine;
 

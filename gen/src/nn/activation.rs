@@ -1,0 +1,84 @@
+//! Parameter-free layers: activations, `Flatten`, `Identity`.
+
+use super::Module;
+use crate::{Result, Tensor};
+
+macro_rules! activation {
+    ($(#[$doc:meta])* $name:ident, |$x:ident| $body:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name;
+
+        impl Module for $name {
+            fn forward(&self, $x: &Tensor) -> Result<Tensor> {
+                $body
+            }
+        }
+    };
+}
+
+activation!(
+    /// `nn.ReLU`: `max(x, 0)`.
+    ReLU,
+    |x| x.try_relu()
+);
+activation!(
+    /// `nn.GELU` (exact, erf-based).
+    GELU,
+    |x| x.try_gelu()
+);
+activation!(
+    /// `nn.SiLU`: `x · sigmoid(x)`.
+    SiLU,
+    |x| x.try_silu()
+);
+activation!(
+    /// `nn.Tanh`.
+    Tanh,
+    |x| x.try_tanh()
+);
+activation!(
+    /// `nn.Sigmoid`.
+    Sigmoid,
+    |x| x.try_sigmoid()
+);
+activation!(
+    /// `nn.Identity`.
+    Identity,
+    |x| Ok(x.clone())
+);
+
+/// `nn.Flatten`: flattens dims `start_dim..=end_dim` (default 1..=-1, keeping the batch dim).
+#[derive(Clone, Copy, Debug)]
+pub struct Flatten {
+    pub start_dim: i64,
+    pub end_dim: i64,
+}
+
+impl Default for Flatten {
+    fn default() -> Self {
+        Flatten { start_dim: 1, end_dim: -1 }
+    }
+}
+
+impl Module for Flatten {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let n = x.dim() as i64;
+        let wrap = |d: i64| if d < 0 { d + n.max(1) } else { d };
+        let (s, e) = (wrap(self.start_dim), wrap(self.end_dim));
+        if n == 0 {
+            return x.try_reshape(&[1]);
+        }
+        if s < 0 || e >= n || s > e {
+            return Err(crate::Error::index(format!(
+                "flatten(): start_dim {} and end_dim {} are invalid for a {n}-D tensor",
+                self.start_dim, self.end_dim
+            )));
+        }
+        let sizes = x.sizes();
+        let mut shape: Vec<i64> = sizes[..s as usize].to_vec();
+        shape.push(sizes[s as usize..=e as usize].iter().product());
+        shape.extend_from_slice(&sizes[e as usize + 1..]);
+        x.try_reshape(&shape)
+    }
+}
