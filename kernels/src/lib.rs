@@ -16,6 +16,7 @@ mod convert;
 mod factory;
 mod linalg;
 pub mod math;
+mod random;
 mod reduce;
 mod select;
 pub mod support;

@@ -8,6 +8,7 @@ use oxten::autograd::{gradcheck, gradgradcheck, GradcheckOpts, DERIVATIVES};
 use oxten::{Result, Tensor};
 use std::cell::Cell;
 
+mod random;
 mod spine;
 
 /// SplitMix64, so inputs are the same on every run.
@@ -111,6 +112,7 @@ pub(crate) fn fresh(x: &Tensor) -> Result<Tensor> {
 fn cases() -> Vec<Case> {
     let mut all = Vec::new();
     all.extend(spine::cases(&Rng(Cell::new(42))));
+    all.extend(random::cases(&Rng(Cell::new(4004))));
     all
 }
 

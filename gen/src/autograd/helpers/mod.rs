@@ -11,6 +11,8 @@ use oxten_runtime::{ops, wrap_dim, DType, Device, Error, Result, Scalar, Tensor}
 use std::sync::OnceLock;
 
 // Formula helpers of the operator families, one file each (`mod <family>; pub use <family>::*;`).
+mod random;
+pub use random::*;
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing for the generated code.
