@@ -21,6 +21,7 @@ pub mod math;
 mod nn;
 mod norm;
 mod pool;
+mod random;
 mod reduce;
 mod select;
 mod shape;

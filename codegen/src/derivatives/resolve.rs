@@ -174,6 +174,7 @@ fn owned_value(arg: &Argument) -> Result<(String, String), String> {
     Ok(match ty.as_str() {
         "&str" => ("String".into(), format!("{ident}.to_string()")),
         "Option<&str>" => ("Option<String>".into(), format!("{ident}.map(str::to_string)")),
+        "Option<&Generator>" => ("Option<Generator>".into(), format!("{ident}.cloned()")),
         t if t.starts_with("&[") && t.ends_with(']') && !t.contains("Tensor") => {
             let elem = &t[2..t.len() - 1];
             (format!("Vec<{elem}>"), format!("{ident}.to_vec()"))
@@ -188,7 +189,7 @@ fn owned_value(arg: &Argument) -> Result<(String, String), String> {
 }
 
 fn is_copy(ty: &str) -> bool {
-    !ty.contains("Vec") && !ty.contains("String")
+    !ty.contains("Vec") && !ty.contains("String") && !ty.contains("Generator")
 }
 
 /// `mul` → `Mul`, `_to_copy` → `ToCopy`.

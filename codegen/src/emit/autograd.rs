@@ -139,6 +139,7 @@ pub fn emit_autograd(fns: &[NativeFunction], ds: &[Derivative]) -> Result<String
         "#[allow(unused_imports)] use oxten_runtime::{DType, Device, DimVec, Error, ErrorKind, Layout, MemoryFormat, Result, Scalar, Tensor};\n\
          #[allow(unused_imports)] use oxten_runtime::autograd::{check_inplace, collect_next_edges, compute_requires_grad, make_view, rebase_history, set_history, Node, NodeBase, NotImplementedBackward, SavedVariable};\n\
          #[allow(unused_imports)] use oxten_runtime::dispatch::{DispatchKey, ExcludeGuard, IntoIValue, KeySet};\n\
+         #[allow(unused_imports)] use oxten_runtime::Generator;\n\
          use oxten_runtime::ops;\n\
          #[allow(unused_imports)] use std::sync::{Arc, OnceLock};\n\
          #[allow(unused_imports)] use super::helpers::*;\n",

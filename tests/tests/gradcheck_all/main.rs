@@ -14,6 +14,7 @@ mod linalg;
 mod nn;
 mod norm;
 mod reduce2;
+mod random;
 mod spine;
 
 /// SplitMix64, so inputs are the same on every run.
@@ -123,6 +124,7 @@ fn cases() -> Vec<Case> {
     all.extend(linalg::cases(&Rng(Cell::new(4242))));
     all.extend(conv::cases(&Rng(Cell::new(4004))));
     all.extend(reduce2::cases(&Rng(Cell::new(4242))));
+    all.extend(random::cases(&Rng(Cell::new(4004))));
     all
 }
 

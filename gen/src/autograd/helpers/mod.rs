@@ -23,6 +23,8 @@ mod conv;
 pub use conv::*;
 mod reduce2;
 pub use reduce2::*;
+mod random;
+pub use random::*;
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing for the generated code.
