@@ -33,6 +33,7 @@ pub use oxten_runtime::{
 };
 
 pub mod autograd;
+pub mod nn;
 pub mod optim;
 pub mod safetensors;
 mod support;

@@ -63,22 +63,6 @@ impl Default for Flatten {
 
 impl Module for Flatten {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        let n = x.dim() as i64;
-        let wrap = |d: i64| if d < 0 { d + n.max(1) } else { d };
-        let (s, e) = (wrap(self.start_dim), wrap(self.end_dim));
-        if n == 0 {
-            return x.try_reshape(&[1]);
-        }
-        if s < 0 || e >= n || s > e {
-            return Err(crate::Error::index(format!(
-                "flatten(): start_dim {} and end_dim {} are invalid for a {n}-D tensor",
-                self.start_dim, self.end_dim
-            )));
-        }
-        let sizes = x.sizes();
-        let mut shape: Vec<i64> = sizes[..s as usize].to_vec();
-        shape.push(sizes[s as usize..=e as usize].iter().product());
-        shape.extend_from_slice(&sizes[e as usize + 1..]);
-        x.try_reshape(&shape)
+        x.try_flatten_with(crate::options::FlattenOpts { start_dim: self.start_dim, end_dim: self.end_dim })
     }
 }

@@ -18,12 +18,18 @@
 //! ```
 
 mod activation;
+mod conv;
 pub mod init;
 mod linear;
+mod norm;
+mod pool;
 mod sequential;
 
-pub use activation::{Flatten, Identity, Sigmoid, SiLU, Tanh, GELU, ReLU};
+pub use activation::{Flatten, Identity, ReLU, SiLU, Sigmoid, Tanh, GELU};
+pub use conv::Conv2d;
 pub use linear::Linear;
+pub use norm::BatchNorm2d;
+pub use pool::{Dropout, MaxPool2d};
 pub use sequential::Sequential;
 
 use crate::{Result, Tensor};

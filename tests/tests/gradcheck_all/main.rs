@@ -13,8 +13,8 @@ mod index;
 mod linalg;
 mod nn;
 mod norm;
-mod reduce2;
 mod random;
+mod reduce2;
 mod spine;
 
 /// SplitMix64, so inputs are the same on every run.

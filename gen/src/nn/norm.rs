@@ -1,0 +1,76 @@
+//! `nn.BatchNorm2d`.
+
+use super::{Module, Slot};
+use crate::{DType, Result, Tensor};
+use std::sync::atomic::{AtomicI64, Ordering};
+
+/// Batch normalization over the channel dim of `[N, C, H, W]` input (NCHW or channels_last).
+/// In training it normalizes with the batch's statistics and updates the running ones (momentum
+/// 0.1, unbiased variance); in evaluation it uses the running statistics. State dict names:
+/// `weight`, `bias`, `running_mean`, `running_var`, `num_batches_tracked`.
+pub struct BatchNorm2d {
+    pub weight: Tensor,
+    pub bias: Tensor,
+    pub running_mean: Tensor,
+    pub running_var: Tensor,
+    pub num_batches_tracked: Tensor,
+    pub momentum: f64,
+    pub eps: f64,
+    training: bool,
+    batches: AtomicI64,
+}
+
+impl BatchNorm2d {
+    /// PyTorch's defaults: affine, tracking running stats, `eps = 1e-5`, `momentum = 0.1`.
+    pub fn new(num_features: i64) -> Self {
+        BatchNorm2d {
+            weight: crate::ones(&[num_features]).requires_grad_(true),
+            bias: crate::zeros(&[num_features]).requires_grad_(true),
+            running_mean: crate::zeros(&[num_features]),
+            running_var: crate::ones(&[num_features]),
+            num_batches_tracked: crate::zeros_with(
+                &[],
+                crate::options::ZerosOpts { dtype: Some(DType::I64), ..Default::default() },
+            ),
+            momentum: 0.1,
+            eps: 1e-5,
+            training: true,
+            batches: AtomicI64::new(0),
+        }
+    }
+}
+
+impl Module for BatchNorm2d {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        if x.dim() != 4 {
+            return Err(crate::Error::value(format!("BatchNorm2d: expected 4D input (got {}D input)", x.dim())));
+        }
+        if self.training {
+            let n = self.batches.fetch_add(1, Ordering::Relaxed) + 1;
+            crate::autograd::no_grad(|| self.num_batches_tracked.try_fill_scalar_(crate::Scalar::Int(n)))?;
+        }
+        crate::try_batch_norm(
+            x,
+            Some(&self.weight),
+            Some(&self.bias),
+            Some(&self.running_mean),
+            Some(&self.running_var),
+            self.training,
+            self.momentum,
+            self.eps,
+            false,
+        )
+    }
+
+    fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
+        f("weight", &self.weight, Slot::Parameter);
+        f("bias", &self.bias, Slot::Parameter);
+        f("running_mean", &self.running_mean, Slot::Buffer);
+        f("running_var", &self.running_var, Slot::Buffer);
+        f("num_batches_tracked", &self.num_batches_tracked, Slot::Buffer);
+    }
+
+    fn set_training(&mut self, training: bool) {
+        self.training = training;
+    }
+}
