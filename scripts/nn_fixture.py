@@ -32,3 +32,30 @@ state["__input"] = x
 state["__expected"] = y
 save_file(state, str(OUT))
 print(f"wrote {OUT}: {sorted(state)}")
+
+# The other layers, each with its parameters moved off their defaults, on one input: their
+# eval-mode outputs (tests/tests/nn_modules.rs, `more_layers_match_pytorch`).
+OUT2 = OUT.with_name("nn_layers.safetensors")
+torch.manual_seed(1)
+layers = {
+    "ln": nn.LayerNorm([4, 6]),
+    "gn": nn.GroupNorm(2, 4),
+    "avg": nn.AvgPool2d(2),
+    "ada": nn.AdaptiveAvgPool2d((3, 2)),
+}
+emb = nn.Embedding(7, 3)
+state = {}
+x = torch.randn(2, 4, 4, 6)
+idx = torch.tensor([[0, 6, 2], [3, 3, 1]])
+with torch.no_grad():
+    for name, layer in layers.items():
+        for pname, p in layer.named_parameters():
+            p.copy_(torch.randn_like(p))
+            state[f"{name}.{pname}"] = p.detach().clone()
+        state[f"__out_{name}"] = layer(x)
+    state["emb.weight"] = emb.weight.detach().clone()
+    state["__out_emb"] = emb(idx)
+state["__x"] = x
+state["__idx"] = idx
+save_file(state, str(OUT2))
+print(f"wrote {OUT2}: {sorted(state)}")

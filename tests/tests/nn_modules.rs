@@ -125,3 +125,38 @@ fn a_small_cnn_learns() {
     }
     assert!(last < 0.1 * first.unwrap(), "loss {} -> {last}", first.unwrap());
 }
+
+#[test]
+fn more_layers_match_pytorch() {
+    use oxten::nn::{AdaptiveAvgPool2d, AvgPool2d, Embedding, GroupNorm, LayerNorm};
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/golden/nn_layers.safetensors");
+    let file = oxten::safetensors::load(path).unwrap();
+    let get = |n: &str| file.iter().find(|(k, _)| k == n).unwrap_or_else(|| panic!("{n}")).1.clone();
+    let load = |m: &dyn Module, prefix: &str| {
+        let named: Vec<(String, Tensor)> =
+            m.state_dict().into_iter().map(|(n, t)| (format!("{prefix}.{n}"), t)).collect();
+        let src: Vec<(String, Tensor)> =
+            file.iter().filter(|(k, _)| k.starts_with(&format!("{prefix}."))).cloned().collect();
+        oxten::safetensors::copy_into(&src, &named).unwrap();
+    };
+    let check = |name: &str, y: Tensor| {
+        let want = get(&format!("__out_{name}"));
+        assert_eq!(y.sizes(), want.sizes(), "{name}");
+        for (g, w) in y.to_vec::<f32>().unwrap().iter().zip(want.to_vec::<f32>().unwrap()) {
+            assert!((g - w).abs() < 1e-5, "{name}: {g} vs PyTorch {w}");
+        }
+    };
+    let x = get("__x");
+    let ln = LayerNorm::new(&[4, 6]);
+    load(&ln, "ln");
+    check("ln", ln.forward(&x).unwrap());
+    let gn = GroupNorm::new(2, 4);
+    load(&gn, "gn");
+    check("gn", gn.forward(&x).unwrap());
+    check("avg", AvgPool2d::new(2).forward(&x).unwrap());
+    check("ada", AdaptiveAvgPool2d::new(3, 2).forward(&x).unwrap());
+    let emb = Embedding::new(7, 3);
+    load(&emb, "emb");
+    check("emb", emb.forward(&get("__idx")).unwrap());
+    assert_eq!(ln.named_parameters().len() + gn.named_parameters().len() + emb.named_parameters().len(), 5);
+}

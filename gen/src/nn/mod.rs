@@ -19,6 +19,7 @@
 
 mod activation;
 mod conv;
+mod embedding;
 pub mod init;
 mod linear;
 mod norm;
@@ -27,9 +28,10 @@ mod sequential;
 
 pub use activation::{Flatten, Identity, ReLU, SiLU, Sigmoid, Tanh, GELU};
 pub use conv::Conv2d;
+pub use embedding::Embedding;
 pub use linear::Linear;
-pub use norm::BatchNorm2d;
-pub use pool::{Dropout, MaxPool2d};
+pub use norm::{BatchNorm2d, GroupNorm, LayerNorm};
+pub use pool::{AdaptiveAvgPool2d, AvgPool2d, Dropout, MaxPool2d};
 pub use sequential::Sequential;
 
 use crate::{Result, Tensor};

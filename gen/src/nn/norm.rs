@@ -74,3 +74,85 @@ impl Module for BatchNorm2d {
         self.training = training;
     }
 }
+
+/// `nn.LayerNorm`: normalizes over the trailing `normalized_shape` dims, with an elementwise
+/// affine `weight` (ones) and `bias` (zeros), `eps = 1e-5`.
+pub struct LayerNorm {
+    pub normalized_shape: Vec<i64>,
+    pub weight: Tensor,
+    pub bias: Tensor,
+    pub eps: f64,
+}
+
+impl LayerNorm {
+    /// PyTorch's defaults (affine, `eps = 1e-5`).
+    pub fn new(normalized_shape: &[i64]) -> Self {
+        LayerNorm {
+            normalized_shape: normalized_shape.to_vec(),
+            weight: crate::ones(normalized_shape).requires_grad_(true),
+            bias: crate::zeros(normalized_shape).requires_grad_(true),
+            eps: 1e-5,
+        }
+    }
+}
+
+impl Module for LayerNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        crate::try_layer_norm_with(
+            x,
+            &self.normalized_shape,
+            crate::options::LayerNormOpts {
+                weight: Some(&self.weight),
+                bias: Some(&self.bias),
+                eps: self.eps,
+                cudnn_enable: false,
+            },
+        )
+    }
+
+    fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
+        f("weight", &self.weight, Slot::Parameter);
+        f("bias", &self.bias, Slot::Parameter);
+    }
+}
+
+/// `nn.GroupNorm`: splits the channels into `num_groups` groups normalized separately, with a
+/// per-channel affine `weight` (ones) and `bias` (zeros), `eps = 1e-5`.
+pub struct GroupNorm {
+    pub num_groups: i64,
+    pub weight: Tensor,
+    pub bias: Tensor,
+    pub eps: f64,
+}
+
+impl GroupNorm {
+    /// PyTorch's defaults (affine, `eps = 1e-5`).
+    pub fn new(num_groups: i64, num_channels: i64) -> Self {
+        GroupNorm {
+            num_groups,
+            weight: crate::ones(&[num_channels]).requires_grad_(true),
+            bias: crate::zeros(&[num_channels]).requires_grad_(true),
+            eps: 1e-5,
+        }
+    }
+}
+
+impl Module for GroupNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        crate::try_group_norm_with(
+            x,
+            self.num_groups,
+            crate::options::GroupNormOpts {
+                weight: Some(&self.weight),
+                bias: Some(&self.bias),
+                eps: self.eps,
+                cudnn_enabled: false,
+            },
+        )
+    }
+
+    fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
+        f("weight", &self.weight, Slot::Parameter);
+        f("bias", &self.bias, Slot::Parameter);
+    }
+}
