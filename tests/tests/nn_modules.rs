@@ -80,6 +80,11 @@ fn train_and_eval_modes() {
     bn.forward(&x).unwrap();
     assert_eq!(bn.running_mean.to_vec::<f32>().unwrap(), rm);
     assert_eq!(bn.num_batches_tracked.item::<i64>().unwrap(), 1);
+    // The count is state: a loaded value is continued.
+    bn.train();
+    bn.num_batches_tracked.fill_scalar_(oxten::Scalar::Int(41));
+    bn.forward(&x).unwrap();
+    assert_eq!(bn.num_batches_tracked.item::<i64>().unwrap(), 42);
 }
 
 #[test]

@@ -2,7 +2,6 @@
 
 use super::{Module, Slot};
 use crate::{DType, Result, Tensor};
-use std::sync::atomic::{AtomicI64, Ordering};
 
 /// Batch normalization over the channel dim of `[N, C, H, W]` input (NCHW or channels_last).
 /// In training it normalizes with the batch's statistics and updates the running ones (momentum
@@ -17,7 +16,6 @@ pub struct BatchNorm2d {
     pub momentum: f64,
     pub eps: f64,
     training: bool,
-    batches: AtomicI64,
 }
 
 impl BatchNorm2d {
@@ -35,7 +33,6 @@ impl BatchNorm2d {
             momentum: 0.1,
             eps: 1e-5,
             training: true,
-            batches: AtomicI64::new(0),
         }
     }
 }
@@ -46,8 +43,8 @@ impl Module for BatchNorm2d {
             return Err(crate::Error::value(format!("BatchNorm2d: expected 4D input (got {}D input)", x.dim())));
         }
         if self.training {
-            let n = self.batches.fetch_add(1, Ordering::Relaxed) + 1;
-            crate::autograd::no_grad(|| self.num_batches_tracked.try_fill_scalar_(crate::Scalar::Int(n)))?;
+            // A buffer like the running statistics: loaded checkpoints continue the count.
+            crate::autograd::no_grad(|| self.num_batches_tracked.try_add_scalar_(crate::Scalar::Int(1)))?;
         }
         crate::try_batch_norm(
             x,
