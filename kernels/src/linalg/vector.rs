@@ -91,7 +91,11 @@ impl<T: Copy> Vector<T> {
     /// # Safety
     /// The vector addresses `len` valid elements.
     unsafe fn as_slice(&self) -> Option<&[T]> {
-        (self.stride == 1 || self.len <= 1).then(|| std::slice::from_raw_parts(self.ptr, self.len))
+        if self.len == 0 {
+            // The data pointer of an empty tensor may be null.
+            return Some(&[]);
+        }
+        (self.stride == 1 || self.len == 1).then(|| std::slice::from_raw_parts(self.ptr, self.len))
     }
 
     /// Elements `start..start + out.len()`, converted by `f`.
