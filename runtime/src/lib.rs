@@ -13,6 +13,7 @@ pub mod error;
 pub mod generator;
 pub mod iter;
 pub mod ops_support;
+pub mod parallel;
 mod promotion;
 pub mod scalar;
 pub mod storage;

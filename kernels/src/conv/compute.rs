@@ -17,7 +17,6 @@
 use super::elem::{FloatElem, Real, SharedPtr};
 use super::gemm::{gemm, Mat};
 use super::im2col::{col2im_nchw, col2im_nhwc, im2col_nchw, im2col_nhwc, Geom, Layout};
-use rayon::prelude::*;
 
 /// Scratch buffers of one worker.
 struct Scratch<T> {
@@ -117,12 +116,18 @@ pub(crate) unsafe fn forward<S: FloatElem>(
     let mb = g.block(std::mem::size_of::<S::T>());
     let nb = blocks(g.m(), mb);
     let (x, y) = (SharedPtr::from_const(x), SharedPtr::new(y));
-    (0..g.n * nb).into_par_iter().for_each_init(Scratch::default, |scr, t| {
-        let (n, b) = (t / nb, t % nb);
-        let (p0, p1) = (b * mb, ((b + 1) * mb).min(g.m()));
-        // SAFETY: tasks write disjoint pixel blocks of y (all groups of pixels p0..p1 of image
-        // n); x is only read.
-        unsafe { forward_block(g, layout, x.get(), wp, bias, y.get(), n, p0, p1, scr) }
+    // Consecutive tasks per chunk, one scratch per chunk.
+    let tasks = g.n * nb;
+    let chunks = (4 * oxten_runtime::parallel::threads_now()).min(tasks).max(1);
+    oxten_runtime::parallel::for_each(chunks, |ci| {
+        let mut scr = Scratch::default();
+        for t in ci * tasks / chunks..(ci + 1) * tasks / chunks {
+            let (n, b) = (t / nb, t % nb);
+            let (p0, p1) = (b * mb, ((b + 1) * mb).min(g.m()));
+            // SAFETY: tasks write disjoint pixel blocks of y (all groups of pixels p0..p1 of
+            // image n); x is only read.
+            unsafe { forward_block(g, layout, x.get(), wp, bias, y.get(), n, p0, p1, &mut scr) }
+        }
     });
 }
 
@@ -231,12 +236,16 @@ pub(crate) unsafe fn backward_input<S: FloatElem>(
     bias: Option<&[S::T]>,
     gx: *mut S,
 ) {
-    let threads = rayon::current_num_threads();
+    let threads = oxten_runtime::parallel::threads_now();
     let (gy, gx) = (SharedPtr::from_const(gy), SharedPtr::new(gx));
     if g.n >= threads || g.n == 1 && threads == 1 {
-        (0..g.n).into_par_iter().for_each_init(Scratch::default, |scr, n| {
-            // SAFETY: each task writes only image n of gx.
-            unsafe { backward_input_image(g, layout, gy.get(), wp, bias, gx.get(), n, scr, false) }
+        let chunks = threads.min(g.n).max(1);
+        oxten_runtime::parallel::for_each(chunks, |ci| {
+            let mut scr = Scratch::default();
+            for n in ci * g.n / chunks..(ci + 1) * g.n / chunks {
+                // SAFETY: each task writes only image n of gx.
+                unsafe { backward_input_image(g, layout, gy.get(), wp, bias, gx.get(), n, &mut scr, false) }
+            }
         });
     } else {
         let mut scr = Scratch::default();
@@ -369,22 +378,19 @@ pub(crate) unsafe fn backward_weight<S: FloatElem>(g: &Geom, layout: Layout, x: 
     let mb = g.block(std::mem::size_of::<S::T>());
     let nb = blocks(g.m(), mb);
     let tasks = g.n * nb;
-    let chunks = rayon::current_num_threads().min(tasks).max(1);
+    let chunks = oxten_runtime::parallel::threads_now().min(tasks).max(1);
     let (x, gy) = (SharedPtr::from_const(x), SharedPtr::from_const(gy));
-    let parts: Vec<Vec<S::T>> = (0..chunks)
-        .into_par_iter()
-        .map(|ci| {
-            let mut gw = vec![S::T::ZERO; size];
-            let mut scr = Scratch::default();
-            for t in ci * tasks / chunks..(ci + 1) * tasks / chunks {
-                let (n, b) = (t / nb, t % nb);
-                let (p0, p1) = (b * mb, ((b + 1) * mb).min(g.m()));
-                // SAFETY: x and gy are only read; gw is this chunk's own.
-                unsafe { backward_weight_block(g, layout, x.get(), gy.get(), n, p0, p1, &mut gw, &mut scr) };
-            }
-            gw
-        })
-        .collect();
+    let parts: Vec<Vec<S::T>> = oxten_runtime::parallel::map(chunks, |ci| {
+        let mut gw = vec![S::T::ZERO; size];
+        let mut scr = Scratch::default();
+        for t in ci * tasks / chunks..(ci + 1) * tasks / chunks {
+            let (n, b) = (t / nb, t % nb);
+            let (p0, p1) = (b * mb, ((b + 1) * mb).min(g.m()));
+            // SAFETY: x and gy are only read; gw is this chunk's own.
+            unsafe { backward_weight_block(g, layout, x.get(), gy.get(), n, p0, p1, &mut gw, &mut scr) };
+        }
+        gw
+    });
     let mut parts = parts.into_iter();
     let mut total = parts.next().unwrap_or_else(|| vec![S::T::ZERO; size]);
     for p in parts {

@@ -6,7 +6,6 @@
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::iter::{get_overlap_status, has_internal_overlap, MemOverlap, MemOverlapStatus, GRAIN_SIZE};
 use oxten_runtime::{DType, Error, Result, Tensor};
-use rayon::prelude::*;
 
 const INTERNAL_OVERLAP: &str = "unsupported operation: more than one element of the written-to tensor refers to a \
      single memory location. Please clone() the tensor before performing the operation.";
@@ -151,14 +150,14 @@ pub(crate) fn for_each_row<const N: usize>(
         }
     };
     let total = outer * inner;
-    let threads = rayon::current_num_threads();
-    if !parallel || total < GRAIN_SIZE || outer < 2 || threads <= 1 || rayon::current_thread_index().is_some() {
+    let threads = oxten_runtime::parallel::threads_now();
+    if !parallel || total < GRAIN_SIZE || outer < 2 || threads <= 1 {
         run(0, outer);
         return;
     }
     let chunks = threads.min(outer).min(total.div_ceil(GRAIN_SIZE)).max(1);
     let step = outer.div_ceil(chunks);
-    (0..chunks).into_par_iter().for_each(|c| {
+    oxten_runtime::parallel::for_each(chunks, |c| {
         let lo = c * step;
         let hi = ((c + 1) * step).min(outer);
         if lo < hi {

@@ -13,7 +13,6 @@ use crate::{Composite, Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::iter::GRAIN_SIZE;
 use oxten_runtime::{match_dtype, ops, wrap_dim, DType, Error, MemoryFormat, Result, Tensor};
-use rayon::prelude::*;
 
 /// The values of a 0- or 1-dim int32/int64 index tensor, in order.
 pub(crate) fn index_values(index: &Tensor) -> Vec<i64> {
@@ -100,8 +99,11 @@ pub(crate) fn select_slices(self_: &Tensor, d: usize, idx: &[i64], out: &Tensor)
             unsafe { std::ptr::copy_nonoverlapping(src.get().add(from), dst.get().add(b * bytes), bytes) };
         };
         let blocks = outer * n;
-        if blocks * inner >= GRAIN_SIZE && blocks > 1 && rayon::current_thread_index().is_none() {
-            (0..blocks).into_par_iter().with_min_len((GRAIN_SIZE / inner.max(1)).max(1)).for_each(copy);
+        if blocks * inner >= GRAIN_SIZE && blocks > 1 {
+            let per = (GRAIN_SIZE / inner.max(1)).max(1);
+            oxten_runtime::parallel::for_each(blocks.div_ceil(per), |c| {
+                (c * per..((c + 1) * per).min(blocks)).for_each(copy)
+            });
         } else {
             (0..blocks).for_each(copy);
         }

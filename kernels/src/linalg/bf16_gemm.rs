@@ -9,7 +9,6 @@
 use super::engine::{gemm_call, Dims, Mat};
 use gemm::Parallelism;
 use oxten_runtime::dtype::bf16;
-use rayon::prelude::*;
 
 /// bf16 → f32 (exact).
 #[inline(always)]
@@ -103,7 +102,7 @@ fn for_lines(buf: &mut [f32], len: usize, par: Parallelism, f: impl Fn(usize, &m
         return;
     }
     if !matches!(par, Parallelism::None) && buf.len() >= PARALLEL_ELEMS {
-        buf.par_chunks_mut(len).enumerate().for_each(|(l, line)| f(l, line));
+        oxten_runtime::parallel::chunks_mut(buf, len, |l, line| f(l, line));
     } else {
         buf.chunks_exact_mut(len).enumerate().for_each(|(l, line)| f(l, line));
     }

@@ -23,7 +23,6 @@ use gemm::Parallelism;
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::iter::scalar_type_name;
 use oxten_runtime::{DType, Error, Result, Scalar, Tensor};
-use rayon::prelude::*;
 
 /// Products with at least this many multiply-adds (`m * n * k`) may use rayon's pool (`gemm`
 /// itself stays on one thread below its own, larger threshold).
@@ -48,7 +47,7 @@ impl Dims {
 
     /// How `gemm` may split one product of these sizes.
     pub(super) fn parallelism(&self) -> Parallelism {
-        if self.work() >= PARALLEL_WORK && rayon::current_num_threads() > 1 {
+        if self.work() >= PARALLEL_WORK && oxten_runtime::parallel::threads_now() > 1 {
             Parallelism::Rayon(0)
         } else {
             Parallelism::None
@@ -181,14 +180,14 @@ unsafe fn run<T: Product>(
     if batch == 1
         || work >= SPLIT_EACH_WORK
         || batch.saturating_mul(work) < PARALLEL_WORK
-        || rayon::current_num_threads() == 1
+        || oxten_runtime::parallel::threads_now() == 1
     {
         let par = d.parallelism();
         for b in 0..batch {
             T::product(d, dst.mat(b), lhs.mat(b), rhs.mat(b), alpha, beta, par);
         }
     } else {
-        (0..batch).into_par_iter().for_each(|b| {
+        oxten_runtime::parallel::for_each(batch, |b| {
             // SAFETY: forwarded from the caller; tasks write disjoint matrices of `dst`.
             unsafe { T::product(d, dst.mat(b), lhs.mat(b), rhs.mat(b), alpha, beta, Parallelism::None) }
         });
@@ -241,7 +240,7 @@ unsafe fn for_each_element<T>(m: usize, n: usize, dst: Mat<T>, mut f: impl FnMut
 /// # Safety
 /// As for [`product`].
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn gemm_call<T: 'static>(
+pub(super) unsafe fn gemm_call<T: Copy + Send + Sync + 'static>(
     d: Dims,
     dst: Mat<T>,
     lhs: Mat<T>,
@@ -251,6 +250,35 @@ pub(super) unsafe fn gemm_call<T: 'static>(
     zero: T,
     par: Parallelism,
 ) {
+    let threads = oxten_runtime::parallel::threads_now();
+    if !matches!(par, Parallelism::None) && threads > 1 {
+        // Cut the product into one block of columns (or rows) of `dst` per thread, each a
+        // single-threaded `gemm` call, on oxten's pool: `gemm`'s own splitting goes through
+        // rayon, whose sleeping workers take longer to wake than a small product takes.
+        let split_n = d.n >= d.m;
+        let (len, align) = if split_n { (d.n, 16) } else { (d.m, 8) };
+        let per = len.div_ceil(threads).div_ceil(align) * align;
+        let parts = len.div_ceil(per);
+        if parts > 1 {
+            let (dst, lhs, rhs) = (SendMat(dst), SendMat(lhs), SendMat(rhs));
+            oxten_runtime::parallel::for_each(parts, |p| {
+                let (lo, n) = (p * per, per.min(len - p * per));
+                let (dst, lhs, rhs) = (dst.get(), lhs.get(), rhs.get());
+                // SAFETY: part `p` is the block `lo..lo + n` of `dst`'s columns (rows) and the
+                // matching columns of `rhs` (rows of `lhs`); parts write disjoint blocks.
+                unsafe {
+                    if split_n {
+                        let sub = |m: Mat<T>| Mat { ptr: m.at(0, lo), ..m };
+                        gemm_call(Dims { n, ..d }, sub(dst), lhs, sub(rhs), alpha, beta, zero, Parallelism::None)
+                    } else {
+                        let sub = |m: Mat<T>| Mat { ptr: m.at(lo, 0), ..m };
+                        gemm_call(Dims { m: n, ..d }, sub(dst), sub(lhs), rhs, alpha, beta, zero, Parallelism::None)
+                    }
+                }
+            });
+            return;
+        }
+    }
     let read_dst = beta.is_some();
     gemm::gemm(
         d.m,
@@ -273,6 +301,20 @@ pub(super) unsafe fn gemm_call<T: 'static>(
         false,
         par,
     );
+}
+
+/// A [`Mat`] handed to the pool's threads.
+#[derive(Clone, Copy)]
+struct SendMat<T>(Mat<T>);
+// SAFETY: an address and strides; the threads write disjoint blocks of the destination (see
+// `gemm_call`) and only read the operands.
+unsafe impl<T> Send for SendMat<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for SendMat<T> {}
+impl<T> SendMat<T> {
+    fn get(self) -> Mat<T> {
+        self.0
+    }
 }
 
 macro_rules! gemm_product {

@@ -31,7 +31,6 @@ use crate::{Composite, Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16, DEFAULT_FLOAT};
 use oxten_runtime::iter::{copy_, get_overlap_status, scalar_type_name, MemOverlapStatus, OpMath, StructuredOutputs};
 use oxten_runtime::{ops, wrap_dim, DType, Error, MemoryFormat, Result, Scalar, Tensor};
-use rayon::prelude::*;
 use std::ops::Range;
 
 /// Columns per block of the non-last-dim kernels.
@@ -315,14 +314,14 @@ unsafe impl<T> Sync for SharedPtr<T> {}
 /// task_len` elements) is large enough.
 fn run_tasks(tasks: usize, task_len: usize, f: impl Fn(Range<usize>) + Sync) {
     let work = tasks.saturating_mul(task_len.max(1));
-    let threads = rayon::current_num_threads();
+    let threads = oxten_runtime::parallel::threads_now();
     if tasks <= 1 || threads <= 1 || work < oxten_runtime::iter::GRAIN_SIZE {
         f(0..tasks);
         return;
     }
     let parts = (threads * 4).min(tasks).min(work / oxten_runtime::iter::GRAIN_SIZE).max(2);
     let chunk = tasks.div_ceil(parts);
-    (0..parts).into_par_iter().for_each(|p| {
+    oxten_runtime::parallel::for_each(parts, |p| {
         let start = p * chunk;
         let end = (start + chunk).min(tasks);
         if start < end {

@@ -17,7 +17,6 @@ use crate::generated::decls::{
 };
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::{ops, DType, Error, MemoryFormat, Result, Tensor};
-use rayon::prelude::*;
 use std::mem::MaybeUninit;
 
 /// PyTorch's `_check_layer_norm_inputs`: the rows (`M`) and row length (`D`).
@@ -101,6 +100,19 @@ fn rows_per_task(d: usize) -> usize {
     (GRAIN / d.max(1)).max(1)
 }
 
+/// The address of the per-row statistics, shared by the tasks of [`forward`].
+#[derive(Clone, Copy)]
+struct StatsPtr(*mut (f64, f64));
+// SAFETY: each task writes its own rows only.
+unsafe impl Send for StatsPtr {}
+// SAFETY: as above.
+unsafe impl Sync for StatsPtr {}
+impl StatsPtr {
+    fn get(self) -> *mut (f64, f64) {
+        self.0
+    }
+}
+
 /// Normalizes every row of `x` (`m` rows of `d`) into `out`, returning each row's mean and rstd.
 fn forward<T: NormElem>(
     x: &[T],
@@ -153,7 +165,15 @@ fn forward<T: NormElem>(
         }
     };
     if m * d >= GRAIN {
-        out.par_chunks_mut(per * d).zip(stats.par_chunks_mut(per)).enumerate().for_each(run);
+        // Task `t` writes rows `t * per..` of `out` and the same rows of `stats`.
+        let stats_at = StatsPtr(stats.as_mut_ptr());
+        let rows = stats.len();
+        oxten_runtime::parallel::chunks_mut(out, per * d, |t, o| {
+            let lo = t * per;
+            // SAFETY: tasks own disjoint row ranges of `stats` (which outlives this loop).
+            let s = unsafe { std::slice::from_raw_parts_mut(stats_at.get().add(lo), per.min(rows - lo)) };
+            run((t, (o, s)));
+        });
     } else {
         out.chunks_mut(per * d).zip(stats.chunks_mut(per)).enumerate().for_each(run);
     }
@@ -338,9 +358,15 @@ fn backward<T: NormElem>(
     };
     let parallel = m * d >= GRAIN;
     let parts: Vec<Partial> = match out {
-        Some(out) if parallel => out.par_chunks_mut(per * d).enumerate().map(|(t, c)| task(t, Some(c))).collect(),
+        Some(out) if parallel => {
+            let slots: Vec<std::sync::Mutex<Option<Partial>>> = (0..tasks).map(|_| Default::default()).collect();
+            oxten_runtime::parallel::chunks_mut(out, per * d, |t, c| {
+                *slots[t].lock().unwrap() = Some(task(t, Some(c)))
+            });
+            slots.into_iter().map(|s| s.into_inner().unwrap().expect("every task ran")).collect()
+        }
         Some(out) => out.chunks_mut(per * d).enumerate().map(|(t, c)| task(t, Some(c))).collect(),
-        None if parallel => (0..tasks).into_par_iter().map(|t| task(t, None)).collect(),
+        None if parallel => oxten_runtime::parallel::map(tasks, |t| task(t, None)),
         None => (0..tasks).map(|t| task(t, None)).collect(),
     };
     let (mut dw, mut db) = (vec![0.0; d], vec![0.0; d]);

@@ -27,7 +27,6 @@ mod layer_norm;
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::iter::{copy_, scalar_type_name};
 use oxten_runtime::{DType, Device, Error, MemoryFormat, Result, Tensor};
-use rayon::prelude::*;
 use std::mem::MaybeUninit;
 use std::ops::{Add, AddAssign, Div, Mul, Sub};
 
@@ -446,7 +445,7 @@ pub(crate) fn nc_reduce<T: NormElem>(x: &[T], l: Ncs, stat: Stat<'_, T>) -> Vec<
             }
         };
         let pairs: Vec<(f64, f64)> =
-            if parallel { (0..nc).into_par_iter().map(one).collect() } else { (0..nc).map(one).collect() };
+            if parallel { oxten_runtime::parallel::map(nc, one) } else { (0..nc).map(one).collect() };
         let mut out: Vec<f64> = pairs.iter().map(|p| p.0).collect();
         if width == 2 {
             out.extend(pairs.iter().map(|p| p.1));
@@ -477,8 +476,11 @@ pub(crate) fn nc_reduce<T: NormElem>(x: &[T], l: Ncs, stat: Stat<'_, T>) -> Vec<
         out
     };
     let tasks = row_tasks(l);
-    let parts: Vec<Vec<f64>> =
-        if parallel { tasks.par_iter().map(task).collect() } else { tasks.iter().map(task).collect() };
+    let parts: Vec<Vec<f64>> = if parallel {
+        oxten_runtime::parallel::map(tasks.len(), |i| task(&tasks[i]))
+    } else {
+        tasks.iter().map(task).collect()
+    };
     let mut out = vec![0.0f64; width * nc];
     for (&(n, _, _), p) in tasks.iter().zip(&parts) {
         for w in 0..width {
@@ -528,7 +530,7 @@ pub(crate) fn nc_apply<T: NormElem>(
         };
         let task_len = segs_per_task * s;
         if parallel {
-            out.par_chunks_mut(task_len).enumerate().for_each(run);
+            oxten_runtime::parallel::chunks_mut(out, task_len, |t, c| run((t, c)));
         } else {
             out.chunks_mut(task_len).enumerate().for_each(run);
         }
@@ -560,7 +562,7 @@ pub(crate) fn nc_apply<T: NormElem>(
     };
     let task_len = rows_per_task * c;
     if parallel {
-        out.par_chunks_mut(task_len).enumerate().for_each(run);
+        oxten_runtime::parallel::chunks_mut(out, task_len, |t, c| run((t, c)));
     } else {
         out.chunks_mut(task_len).enumerate().for_each(run);
     }

@@ -427,18 +427,17 @@ unsafe fn run_avx512<K: Kernel>(k: K) {
 /// Splits `0..n` into about `4 x threads` chunks of at least `min` items and runs `f(range)`
 /// on each, in parallel when there is more than one.
 pub(crate) fn parallel_ranges(n: usize, min: usize, f: impl Fn(std::ops::Range<usize>) + Sync + Send) {
-    use rayon::prelude::*;
     if n == 0 {
         return;
     }
-    let threads = rayon::current_num_threads();
+    let threads = oxten_runtime::parallel::threads_now();
     let chunk = n.div_ceil(threads * 4).max(min).max(1);
     let chunks = n.div_ceil(chunk);
     if chunks <= 1 || threads == 1 {
         f(0..n);
         return;
     }
-    (0..chunks).into_par_iter().for_each(|i| f(i * chunk..((i + 1) * chunk).min(n)));
+    oxten_runtime::parallel::for_each(chunks, |i| f(i * chunk..((i + 1) * chunk).min(n)));
 }
 
 /// Typed pointers into a dense tensor, shareable between workers that touch disjoint parts.

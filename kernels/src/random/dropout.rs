@@ -13,7 +13,6 @@ use oxten_runtime::iter::GRAIN_SIZE;
 #[cfg(target_arch = "x86_64")]
 use oxten_runtime::iter::{simd_level, SimdLevel};
 use oxten_runtime::{ops, DType, Device, Element, Error, Result, Scalar, Tensor};
-use rayon::prelude::*;
 
 /// `1 / (1 - p)`, or 0 when `p` is 1 (PyTorch's guard against dividing by zero).
 fn keep_scale(p: f64) -> f64 {
@@ -107,8 +106,8 @@ fn fused_output(input: &Tensor, mask: &Tensor, out: &Tensor, scale: f64) -> Resu
                 let at = c * CHUNK;
                 apply_simd(&x[at..at + oc.len()], &m[at..at + oc.len()], oc, &f);
             };
-            if n >= GRAIN_SIZE && rayon::current_num_threads() > 1 {
-                o.par_chunks_mut(CHUNK).enumerate().for_each(|(c, oc)| chunk(c, oc));
+            if n >= GRAIN_SIZE && oxten_runtime::parallel::threads_now() > 1 {
+                oxten_runtime::parallel::chunks_mut(o, CHUNK, |c, oc| chunk(c, oc));
             } else {
                 o.chunks_mut(CHUNK).enumerate().for_each(|(c, oc)| chunk(c, oc));
             }

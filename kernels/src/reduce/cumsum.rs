@@ -16,7 +16,6 @@ use crate::{Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::iter::{copy_, to_dtype, StructuredOutputs, GRAIN_SIZE};
 use oxten_runtime::{match_dtype, wrap_dim, DType, Element, Error, MemoryFormat, Result, Tensor};
-use rayon::prelude::*;
 
 /// An element type with its scan accumulator.
 trait CumElem: Element {
@@ -113,7 +112,8 @@ fn scan_contiguous<T: CumElem>(inp: &[T], out: &mut [T], n: usize, inner: usize)
         return;
     }
     let per_task = (GRAIN_SIZE / block).max(1) * block;
-    out.par_chunks_mut(per_task).zip(inp.par_chunks(per_task)).for_each(|(o, i)| {
+    oxten_runtime::parallel::chunks_mut(out, per_task, |c, o| {
+        let i = &inp[c * per_task..c * per_task + o.len()];
         let mut acc = vec![T::ZERO; inner];
         for (ob, ib) in o.chunks_exact_mut(block).zip(i.chunks_exact(block)) {
             scan_block(ib, ob, inner, &mut acc);

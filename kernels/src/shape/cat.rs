@@ -16,7 +16,6 @@ use crate::{Composite, Cpu, Meta};
 use oxten_runtime::iter::{copy_, scalar_type_name, StructuredOutputs, GRAIN_SIZE};
 use oxten_runtime::tensor::strides_for_format;
 use oxten_runtime::{can_cast, ops, result_type, wrap_dim, Error, MemoryFormat, Result, Tensor};
-use rayon::prelude::*;
 
 /// `cat_should_skip_tensor`: 1-d empty tensors are skipped (legacy behaviour).
 pub(crate) fn cat_should_skip(t: &Tensor) -> bool {
@@ -215,13 +214,13 @@ fn cat_contiguous(tensors: &[Tensor], dim: usize, out: &Tensor) {
         }
     };
     let total = out.numel() as usize;
-    let threads = rayon::current_num_threads();
-    if total < GRAIN_SIZE * 4 || outer < 2 || threads <= 1 || rayon::current_thread_index().is_some() {
+    let threads = oxten_runtime::parallel::threads_now();
+    if total < GRAIN_SIZE * 4 || outer < 2 || threads <= 1 {
         copy_rows(0, outer);
     } else {
         let chunks = threads.min(outer);
         let step = outer.div_ceil(chunks);
-        (0..chunks).into_par_iter().for_each(|c| copy_rows(c * step, ((c + 1) * step).min(outer)));
+        oxten_runtime::parallel::for_each(chunks, |c| copy_rows(c * step, ((c + 1) * step).min(outer)));
     }
 }
 

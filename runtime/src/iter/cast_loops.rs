@@ -9,7 +9,6 @@ use super::GRAIN_SIZE;
 use crate::match_dtype;
 use crate::tensor::Element;
 use half::{bf16, f16};
-use rayon::prelude::*;
 use std::mem::size_of;
 
 /// Conversion from `Self` to `D` with C's (PyTorch's `static_cast`) rules: float → int
@@ -228,7 +227,7 @@ fn tiled_copy<W: Copy>(iter: &TensorIterator) {
     if chunks <= 1 {
         run(0);
     } else {
-        (0..chunks).into_par_iter().for_each(run);
+        crate::parallel::for_each(chunks, run);
     }
     if deferred {
         // SAFETY: every element of the output was written above.

@@ -9,7 +9,6 @@ use crate::device::{Device, MemoryFormat};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::tensor::Tensor;
-use rayon::prelude::*;
 
 /// `dst.copy_(src)`: `src` is broadcast to `dst`'s shape and converted to `dst`'s dtype (any pair
 /// of dtypes; see [`CastTo`](super::CastTo) for the rules), over arbitrary strides on both sides.
@@ -94,7 +93,7 @@ fn memcpy_dense(dst: &Tensor, src: &Tensor) {
     if chunks <= 1 {
         run(0);
     } else {
-        (0..chunks).into_par_iter().for_each(run);
+        crate::parallel::for_each(chunks, run);
     }
     if deferred {
         // SAFETY: every element of `dst`, which is all of its storage, was written above.

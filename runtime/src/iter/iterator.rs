@@ -9,7 +9,6 @@ use crate::dimvec::DimVec;
 use crate::dtype::DType;
 use crate::error::Result;
 use crate::tensor::Tensor;
-use rayon::prelude::*;
 use std::ops::Range;
 
 /// The signature of a 2-D inner loop: data pointers (outputs first), byte strides (every
@@ -85,14 +84,15 @@ unsafe impl Send for SendPtr {}
 unsafe impl Sync for SendPtr {}
 
 /// How many chunks to split `n` elements into: 1 (serial) below `grain`, with one thread, or
-/// when already on a rayon worker (nested parallelism runs serially, as in PyTorch).
+/// when already inside a parallel loop (nested parallelism runs serially, as in PyTorch); see
+/// [`crate::parallel`].
 pub(crate) fn parallel_chunks(n: usize, grain: usize) -> usize {
-    // Small loops never touch rayon.
+    // Small loops never touch the pool.
     if n < grain.max(1) {
         return 1;
     }
-    let threads = rayon::current_num_threads();
-    if threads <= 1 || rayon::current_thread_index().is_some() {
+    let threads = crate::parallel::threads_now();
+    if threads <= 1 {
         return 1;
     }
     threads.min(n.div_ceil(grain.max(1)))
@@ -270,7 +270,7 @@ impl TensorIterator {
             self.serial_dyn(&base, &mut |p, s, a, b| f(p, s, a, b), 0..n);
         } else {
             let step = n.div_ceil(chunks);
-            (0..chunks).into_par_iter().for_each(|c| {
+            crate::parallel::for_each(chunks, |c| {
                 let r = c * step..((c + 1) * step).min(n);
                 self.serial_dyn(&base, &mut |p, s, a, b| f(p, s, a, b), r);
             });
@@ -351,7 +351,7 @@ impl TensorIterator {
         if chunks <= 1 {
             run(0);
         } else {
-            (0..bands.div_ceil(per)).into_par_iter().for_each(|c| run(c * per));
+            crate::parallel::for_each(bands.div_ceil(per), |c| run(c * per));
         }
         true
     }

@@ -9,7 +9,6 @@
 
 use super::iterator::{parallel_chunks, SendPtr, TensorIterator};
 use super::GRAIN_SIZE;
-use rayon::prelude::*;
 use std::ops::Range;
 
 pub(crate) struct ReducePlan {
@@ -122,7 +121,7 @@ pub(crate) fn drive<Acc: Send>(
         return;
     }
     let total = nunits.saturating_mul(nred.max(1));
-    let threads = rayon::current_num_threads();
+    let threads = crate::parallel::threads_now();
     let serial = parallel_chunks(total, GRAIN_SIZE) <= 1;
     if serial || nunits >= threads || nred < GRAIN_SIZE {
         let chunks = if serial { 1 } else { parallel_chunks(nunits, (GRAIN_SIZE / nred.max(1)).max(1)) };
@@ -135,7 +134,7 @@ pub(crate) fn drive<Acc: Send>(
         if chunks <= 1 {
             run(0);
         } else {
-            (0..chunks).into_par_iter().for_each(run);
+            crate::parallel::for_each(chunks, run);
         }
         return;
     }
@@ -143,8 +142,7 @@ pub(crate) fn drive<Acc: Send>(
     let chunks = parallel_chunks(nred, GRAIN_SIZE);
     let step = nred.div_ceil(chunks);
     for u in 0..nunits {
-        let parts: Vec<Acc> =
-            (0..chunks).into_par_iter().map(|c| partial(u, c * step..((c + 1) * step).min(nred))).collect();
+        let parts: Vec<Acc> = crate::parallel::map(chunks, |c| partial(u, c * step..((c + 1) * step).min(nred)));
         let acc = parts.into_iter().reduce(combine).expect("at least one chunk");
         finish(u, acc);
     }
