@@ -1,7 +1,8 @@
 //! Normalization operators: tests/golden/norm.txt (PyTorch's outputs, updated running
 //! statistics and errors, recorded by scripts/golden_norm.py) replayed through oxten, plus the
-//! properties the golden file cannot show: the create_graph (composite) gradients agree with the
-//! fused backward kernels, large inputs (the parallel paths) agree with a float64 reference,
+//! properties the golden file cannot show: gradients taken with create_graph (which record a
+//! history: the backward operators' own nodes, or group norm's differentiable formulas) agree
+//! with the plain ones, large inputs (the parallel paths) agree with a float64 reference,
 //! meta tensors get PyTorch's shapes, and reduced-precision statistics stay accurate.
 
 use oxten::autograd::grad;
@@ -208,7 +209,7 @@ fn grads(f: &dyn Fn(&[Tensor]) -> Tensor, inputs: &[Tensor], create_graph: bool)
     g.into_iter().map(|g| g.unwrap()).collect()
 }
 
-/// The fused backward kernels and the differentiable formulas used with create_graph agree.
+/// Gradients with and without create_graph agree, and the create_graph ones have a history.
 fn kernel_and_composite_agree(what: &str, f: &dyn Fn(&[Tensor]) -> Tensor, inputs: &[Tensor]) {
     let fused = grads(f, inputs, false);
     let composite = grads(f, inputs, true);

@@ -30,6 +30,61 @@ fn bn(x: &[Tensor], affine: bool, with_stats: bool, training: bool) -> oxten::Re
     Ok(oxten::try_native_batch_norm(&x[0], w, b, rm, rv, training, 0.1, 1e-5)?.0)
 }
 
+/// A case whose function returns several outputs.
+fn multi(
+    op: &'static str,
+    what: &'static str,
+    inputs: Vec<Tensor>,
+    f: impl Fn(&[Tensor]) -> oxten::Result<Vec<Tensor>> + 'static,
+) -> Case {
+    Case { op, what, inputs, f: Box::new(f), gradgrad: true, eps: 1e-6 }
+}
+
+/// `native_batch_norm_backward(x[0], x[1], x[2]?)` with the statistics of a forward pass on
+/// `x[1]` (as autograd calls it).
+fn bn_backward(x: &[Tensor], training: bool, mask: [bool; 3]) -> oxten::Result<Vec<Tensor>> {
+    let (rm, rv) = stats(x[1].sizes()[1] as usize);
+    let w = x.get(2);
+    let (_, sm, si) = oxten::try_native_batch_norm(&x[1], w, None, Some(&rm), Some(&rv), training, 0.1, 1e-5)?;
+    let (sm, si) = if training { (Some(&sm), Some(&si)) } else { (None, None) };
+    let (a, b, c) =
+        oxten::try_native_batch_norm_backward(&x[0], &x[1], w, Some(&rm), Some(&rv), sm, si, training, 1e-5, &mask)?;
+    Ok([a, b, c].into_iter().zip(mask).filter(|(_, m)| *m).map(|(t, _)| t).collect())
+}
+
+/// `native_layer_norm_backward(x[0], x[1], …, x[2]?)` with the statistics of `x[1]`.
+fn ln_backward(x: &[Tensor], ns: &[i64]) -> oxten::Result<Vec<Tensor>> {
+    let w = x.get(2);
+    let (_, mean, rstd) = oxten::try_native_layer_norm(&x[1], ns, w, None, 1e-5)?;
+    let mask = [true, w.is_some(), true];
+    let (a, b, c) = oxten::try_native_layer_norm_backward(&x[0], &x[1], ns, &mean, &rstd, w, None, &mask)?;
+    Ok([a, b, c].into_iter().zip(mask).filter(|(_, m)| *m).map(|(t, _)| t).collect())
+}
+
+/// `native_group_norm_backward(x[0], x[1], …, x[2]?)` with the statistics of `x[1]`, detached
+/// (the formula accounts for their dependence on the input; gradients for them alone are not
+/// implemented).
+fn gn_backward(x: &[Tensor], group: i64) -> oxten::Result<Vec<Tensor>> {
+    let s = x[1].sizes();
+    let (n, c, hxw) = (s[0], s[1], s[2..].iter().product::<i64>());
+    let w = x.get(2);
+    let (_, mean, rstd) = oxten::try_native_group_norm(&x[1], w, None, n, c, hxw, group, 1e-5)?;
+    let mask = [true, w.is_some(), true];
+    let (a, b, c) = oxten::try_native_group_norm_backward(
+        &x[0],
+        &x[1],
+        &mean.detach(),
+        &rstd.detach(),
+        w,
+        n,
+        c,
+        hxw,
+        group,
+        &mask,
+    )?;
+    Ok([a, b, c].into_iter().zip(mask).filter(|(_, m)| *m).map(|(t, _)| t).collect())
+}
+
 pub(crate) fn cases(r: &Rng) -> Vec<Case> {
     let gn_all = |x: &[Tensor]| -> oxten::Result<Vec<Tensor>> {
         let (y, mean, rstd) = oxten::try_native_group_norm(&x[0], Some(&x[1]), Some(&x[2]), 2, 4, 3, 2, 1e-5)?;
@@ -108,5 +163,52 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             gradgrad: true,
             eps: 1e-6,
         },
+        // ---- backward operators (their formulas are the double backward of the forward ones;
+        // gradgradcheck checks third derivatives) ----
+        multi(
+            "native_batch_norm_backward",
+            "training, affine",
+            vec![r.any(&[4, 3, 2]), r.any(&[4, 3, 2]), r.pos(&[3])],
+            |x| bn_backward(x, true, [true; 3]),
+        ),
+        multi("native_batch_norm_backward", "training, no weight", vec![r.any(&[5, 2]), r.any(&[5, 2])], |x| {
+            bn_backward(x, true, [true, false, true])
+        }),
+        multi(
+            "native_batch_norm_backward",
+            "training, channels_last",
+            vec![channels_last(r, &[2, 3, 2, 2]), channels_last(r, &[2, 3, 2, 2]), r.pos(&[3])],
+            |x| bn_backward(x, true, [true, true, false]),
+        ),
+        multi(
+            "native_batch_norm_backward",
+            "eval, affine",
+            vec![r.any(&[4, 3, 2]), r.any(&[4, 3, 2]), r.pos(&[3])],
+            |x| bn_backward(x, false, [true; 3]),
+        ),
+        multi(
+            "native_layer_norm_backward",
+            "1 trailing dim, weight",
+            vec![r.any(&[3, 4]), r.any(&[3, 4]), r.pos(&[4])],
+            |x| ln_backward(x, &[4]),
+        ),
+        multi(
+            "native_layer_norm_backward",
+            "2 trailing dims, no weight",
+            vec![r.any(&[2, 2, 3]), r.any(&[2, 2, 3])],
+            |x| ln_backward(x, &[2, 3]),
+        ),
+        multi(
+            "native_group_norm_backward",
+            "2 groups, weight",
+            vec![r.any(&[2, 4, 3]), r.any(&[2, 4, 3]), r.pos(&[4])],
+            |x| gn_backward(x, 2),
+        ),
+        multi(
+            "native_group_norm_backward",
+            "channels_last, no weight",
+            vec![channels_last(r, &[2, 4, 2, 2]), channels_last(r, &[2, 4, 2, 2])],
+            |x| gn_backward(x, 4),
+        ),
     ]
 }
