@@ -30,6 +30,9 @@ const NATIVE: &str = "\
 - func: cat(Tensor[] tensors, int dim=0) -> Tensor
   dispatch:
     CPU: cat
+- func: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+  dispatch:
+    CPU: index
 ";
 
 fn check(derivatives: &str, expected: Expect) {
@@ -91,13 +94,38 @@ fn formulas_for_non_tensor_arguments_are_rejected() {
 }
 
 #[test]
-fn tensor_list_inputs_are_not_supported_yet() {
+fn tensor_list_inputs() {
+    // A `Tensor[]` input is differentiable, one edge per element; its metadata can be saved
+    // element by element (`tensors.sizes()`).
     check(
         "\
 - name: cat(Tensor[] tensors, int dim=0) -> Tensor
-  tensors: grad
+  tensors: cat_tensors_backward(&grad, &tensors.sizes(), dim)?
 ",
-        expect!["derivatives.yaml:2: in `cat`: `tensors` is a `Tensor[]`: tensor-list inputs are not supported yet"],
+        expect!["ok"],
+    );
+    // A list needs a formula of its own, and a `Tensor?[]` (indices) is never differentiable.
+    check(
+        "\
+- name: cat(Tensor[] tensors, int dim=0) -> Tensor
+  tensors, dim: grad
+- name: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+  self: index_backward(&grad, &self.sizes(), &indices)?
+  indices: grad
+",
+        expect![[r#"
+            derivatives.yaml:1: in `cat`: the differentiable input `tensors` has no formula; write one or mark it `tensors: non_differentiable`
+            derivatives.yaml:2: in `cat`: `tensors` is a `Tensor[]`: a tensor list needs a formula of its own
+            derivatives.yaml:2: in `cat`: `dim` is a `int`, not a tensor: only tensor arguments have gradients
+            derivatives.yaml:5: in `index.Tensor`: `indices` is a `Tensor?[]`: only `Tensor[]` lists can be differentiable"#]],
+    );
+    check(
+        "\
+- name: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
+  self: index_backward(&grad, &self.sizes(), &indices)?
+  indices: non_differentiable
+",
+        expect!["ok"],
     );
 }
 

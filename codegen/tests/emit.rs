@@ -87,8 +87,8 @@ fn bad_pointwise_expressions_name_the_entry() {
 
 #[test]
 fn unsupported_types_are_reported_not_miscompiled() {
-    let yaml = "- func: foo(Tensor self, Generator? g=None) -> Tensor\n  dispatch:\n    CPU: foo\n";
-    expect![[r#"native_functions.yaml:1: in `foo`: argument `g`: type `Generator` has no Rust mapping yet"#]]
+    let yaml = "- func: foo(Tensor self, Dimname? d=None) -> Tensor\n  dispatch:\n    CPU: foo\n";
+    expect![[r#"native_functions.yaml:1: in `foo`: argument `d`: type `Dimname` has no Rust mapping yet"#]]
         .assert_eq(&errors(yaml));
 }
 

@@ -21,6 +21,9 @@
 
 pub use oxten_runtime::dispatch;
 pub use oxten_runtime::functions::*;
+pub use oxten_runtime::generator::{
+    default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state, Generator,
+};
 pub use oxten_runtime::iter;
 pub use oxten_runtime::ops;
 pub use oxten_runtime::options;
@@ -30,6 +33,9 @@ pub use oxten_runtime::{
 };
 
 pub mod autograd;
+pub mod nn;
+pub mod optim;
+pub mod safetensors;
 mod support;
 
 /// Generated: structured wrappers and the registration of every in-tree kernel.

@@ -12,13 +12,19 @@
 
 mod activation;
 mod checks;
+mod conv;
 mod convert;
 mod factory;
+mod index;
 mod linalg;
 pub mod math;
+mod nn;
 mod norm;
+mod pool;
+mod random;
 mod reduce;
 mod select;
+mod shape;
 pub mod support;
 mod views;
 

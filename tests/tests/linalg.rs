@@ -1,10 +1,84 @@
-//! `mm` beyond the golden cases: products large enough for `gemm`'s blocking and rayon split,
-//! every operand layout (transposed, sliced, expanded), f16/bf16 accumulation, integer
-//! wrap-around, `out=` tensors (resized, strided, aliasing an input), meta tensors and
+//! The matrix products against PyTorch (tests/golden/linalg.txt, recorded by
+//! scripts/golden_linalg.py: mm, addmm, addmm_, bmm, dot, mv, matmul, linear and their out=
+//! overloads), then `mm` beyond the golden cases: products large enough for `gemm`'s blocking and
+//! rayon split, every operand layout (transposed, sliced, expanded), f16/bf16 accumulation,
+//! integer wrap-around, `out=` tensors (resized, strided, aliasing an input), meta tensors and
 //! autograd through a linear layer. References are computed in f64 by a plain loop.
 
-use oxten::options::SliceOpts;
-use oxten::{DType, Device, MemoryFormat, Tensor};
+use oxten::options::{AddmmInplaceOpts, AddmmOpts, AddmmOutOpts, LinearOpts, LinearOutOpts, SliceOpts};
+use oxten::{DType, Device, MemoryFormat, Result, Scalar, Tensor};
+use oxten_tests::golden::{replay, Case};
+
+const GOLDEN: &str = include_str!("../golden/linalg.txt");
+
+/// Input `i` of a golden case, with the case's `mt` (transpose the last two dims) and `every2`
+/// (every other element) attributes applied.
+fn input(c: &Case, i: usize) -> Tensor {
+    let mut t = c.t(i).clone();
+    if c.ints("mt").is_some_and(|v| v.contains(&(i as i64))) {
+        t = t.transpose(-2, -1);
+    }
+    if c.ints("every2").is_some_and(|v| v.contains(&(i as i64))) {
+        t = t.slice_with(SliceOpts { dim: 0, start: None, end: None, step: 2 });
+    }
+    t
+}
+
+/// The `out=` tensor of a case: empty (`out=c`, resized by the op) or a transposed tensor of the
+/// result's size (`out=t`, which keeps its strides).
+fn out_tensor(c: &Case, dtype: DType, result_sizes: impl FnOnce() -> Result<Vec<i64>>) -> Result<Tensor> {
+    match c.attr("out") {
+        Some("t") => {
+            let s = result_sizes()?;
+            Ok(Tensor::empty(&[s[1], s[0]], dtype, Device::Cpu, MemoryFormat::Contiguous)?.t())
+        }
+        _ => Tensor::empty(&[0], dtype, Device::Cpu, MemoryFormat::Contiguous),
+    }
+}
+
+fn run(c: &Case) -> Result<Vec<Tensor>> {
+    let x = |i: usize| input(c, i);
+    let beta = c.scalar("beta").unwrap_or(Scalar::Int(1));
+    let alpha = c.scalar("alpha").unwrap_or(Scalar::Int(1));
+    let bias = c.flag("bias").then(|| x(2));
+    let one = |r: Result<Tensor>| r.map(|t| vec![t]);
+    let dtype = x(0).dtype();
+    match c.op.as_str() {
+        "mm" => one(x(0).try_mm(&x(1))),
+        "mm_out" => {
+            let out = out_tensor(c, dtype, || Ok(x(0).try_mm(&x(1))?.sizes().to_vec()))?;
+            one(oxten::try_mm_out(&x(0), &x(1), &out))
+        }
+        "addmm" => one(x(0).try_addmm_with(&x(1), &x(2), AddmmOpts { beta, alpha })),
+        "addmm_" => one(x(0).deep_clone().try_addmm_with_(&x(1), &x(2), AddmmInplaceOpts { beta, alpha })),
+        "addmm_out" => {
+            let out = out_tensor(c, dtype, || Ok(x(0).try_addmm(&x(1), &x(2))?.sizes().to_vec()))?;
+            one(oxten::try_addmm_out_with(&x(0), &x(1), &x(2), &out, AddmmOutOpts { beta, alpha }))
+        }
+        "bmm" => one(x(0).try_bmm(&x(1))),
+        "bmm_out" => one(oxten::try_bmm_out(&x(0), &x(1), &out_tensor(c, dtype, || unreachable!())?)),
+        "dot" => one(x(0).try_dot(&x(1))),
+        "dot_out" => one(oxten::try_dot_out(&x(0), &x(1), &out_tensor(c, dtype, || unreachable!())?)),
+        "mv" => one(x(0).try_mv(&x(1))),
+        "mv_out" => one(oxten::try_mv_out(&x(0), &x(1), &out_tensor(c, dtype, || unreachable!())?)),
+        "matmul" => one(x(0).try_matmul(&x(1))),
+        "matmul_out" => {
+            let out = out_tensor(c, dtype, || Ok(x(0).try_matmul(&x(1))?.sizes().to_vec()))?;
+            one(oxten::try_matmul_out(&x(0), &x(1), &out))
+        }
+        "linear" => one(oxten::try_linear_with(&x(0), &x(1), LinearOpts { bias: bias.as_ref() })),
+        "linear_out" => {
+            let out = out_tensor(c, dtype, || unreachable!())?;
+            one(oxten::try_linear_out_with(&x(0), &x(1), &out, LinearOutOpts { bias: bias.as_ref() }))
+        }
+        other => panic!("case at line {}: no runner for op {other}", c.line),
+    }
+}
+
+#[test]
+fn matrix_products_match_pytorch() {
+    replay(GOLDEN, 250, run);
+}
 
 /// Deterministic values in [-1, 1).
 fn values(n: usize, seed: u64) -> Vec<f64> {

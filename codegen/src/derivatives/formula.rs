@@ -69,16 +69,24 @@ pub fn parse(text: &str) -> Result<Expr, String> {
 /// Finds what `expr` uses. `scope` maps every name in scope to whether it is a single tensor
 /// (whose metadata calls may be saved as metadata). Errors name the first unknown name.
 pub fn analyze(expr: &Expr, scope: &BTreeMap<String, bool>) -> Result<Refs, String> {
-    let mut w = Walker { scope, locals: Vec::new(), refs: Refs::default(), rewrite: None };
+    let none = BTreeSet::new();
+    let mut w = Walker { scope, locals: Vec::new(), refs: Refs::default(), rewrite: None, lists: &none };
     let mut e = expr.clone();
     w.expr(&mut e)?;
     Ok(w.refs)
 }
 
 /// Renames `self` and replaces the metadata calls of the tensors in `meta_saved`, returning the
-/// Rust code of the rewritten expression.
-pub fn rewrite(expr: &Expr, scope: &BTreeMap<String, bool>, meta_saved: &BTreeSet<String>) -> Result<String, String> {
-    let mut w = Walker { scope, locals: Vec::new(), refs: Refs::default(), rewrite: Some(meta_saved) };
+/// Rust code of the rewritten expression. The names in `lists` are `Tensor[]` inputs: their
+/// metadata is saved as one value per element (a `Vec`), so every metadata call on them reads
+/// the saved `Vec` by reference, whatever the method's type.
+pub fn rewrite(
+    expr: &Expr,
+    scope: &BTreeMap<String, bool>,
+    meta_saved: &BTreeSet<String>,
+    lists: &BTreeSet<String>,
+) -> Result<String, String> {
+    let mut w = Walker { scope, locals: Vec::new(), refs: Refs::default(), rewrite: Some(meta_saved), lists };
     let mut e = expr.clone();
     w.expr(&mut e)?;
     Ok(print_expr(&e))
@@ -106,6 +114,8 @@ struct Walker<'a> {
     refs: Refs,
     /// `Some(names saved as metadata)` in the rewriting pass.
     rewrite: Option<&'a BTreeSet<String>>,
+    /// `Tensor[]` names, whose saved metadata is a `Vec` (never `Copy`).
+    lists: &'a BTreeSet<String>,
 }
 
 type R = Result<(), String>;
@@ -169,7 +179,8 @@ impl Walker<'_> {
         if let (Some(saved), Expr::Reference(r)) = (self.rewrite, &*e) {
             if let Expr::MethodCall(m) = &*r.expr {
                 if let Some((name, method)) = self.metadata_call(m) {
-                    if r.mutability.is_none() && !method.copy && saved.contains(&name) {
+                    let copy = method.copy && !self.lists.contains(&name);
+                    if r.mutability.is_none() && !copy && saved.contains(&name) {
                         let local = meta_local(&name, method.name);
                         *e = syn::parse_str::<Expr>(&local).map_err(|err| err.to_string())?;
                         return Ok(());
@@ -186,7 +197,8 @@ impl Walker<'_> {
                     }
                     Some(saved) if saved.contains(&name) => {
                         let local = meta_local(&name, method.name);
-                        let code = if method.copy { local } else { format!("{local}.clone()") };
+                        let copy = method.copy && !self.lists.contains(&name);
+                        let code = if copy { local } else { format!("{local}.clone()") };
                         *e = syn::parse_str::<Expr>(&code).map_err(|err| err.to_string())?;
                         return Ok(());
                     }

@@ -17,6 +17,9 @@ pub struct DiffInput {
     pub ident: String,
     /// Whether the input is `Tensor?`.
     pub optional: bool,
+    /// Whether the input is a `Tensor[]`: one edge per element, and its formula returns one
+    /// gradient per element (a `Vec` of `Tensor` or of `Option<Tensor>`).
+    pub list: bool,
 }
 
 /// One formula of an entry, ready to emit.
@@ -48,6 +51,9 @@ pub enum Binding {
     GradInputMask,
     /// A saved tensor input: `field.unpack(self)?` (an `Option<Tensor>` when `optional`).
     Tensor { field: String, optional: bool },
+    /// A saved `Tensor[]` (or `Tensor?[]` when `optional`) input: a `Vec<Tensor>` (or
+    /// `Vec<Option<Tensor>>`) unpacked element by element.
+    TensorList { field: String, optional: bool },
     /// A saved output (a `OnceLock<SavedVariable>`, set after the output's history).
     Output { field: String },
     /// A saved non-tensor argument or metadata value.
@@ -70,11 +76,16 @@ pub enum ValueBy {
 pub enum FieldSource {
     /// A tensor argument, saved before the op runs.
     InputTensor { ident: String, optional: bool },
+    /// A `Tensor[]` (or `Tensor?[]` when `optional`) argument, saved element by element before
+    /// the op runs (a `Vec<SavedVariable>`).
+    InputTensorList { ident: String, optional: bool },
     /// Output `index`, saved after the op ran and its history was set (`is_output` when it is a
     /// differentiable output, whose history is this node); the field is a `OnceLock`.
     OutputTensor { index: usize, is_output: bool },
     /// A metadata method of a tensor argument.
     InputMeta { ident: String, method: MetaMethod },
+    /// A metadata method of every element of a `Tensor[]` argument (a `Vec` of its results).
+    InputMetaList { ident: String, method: MetaMethod },
     /// A non-tensor argument, converted to an owned value by `conv`.
     Value { conv: String },
 }
@@ -137,6 +148,16 @@ fn single_tensor(ty: &Type) -> Option<bool> {
     }
 }
 
+/// Whether an argument type is a tensor list: `Some(false)` for `Tensor[]`, `Some(true)` for
+/// `Tensor?[]`.
+fn tensor_list(ty: &Type) -> Option<bool> {
+    match names::tensor_arg(ty) {
+        TensorArg::List => Some(false),
+        TensorArg::OptionalList => Some(true),
+        _ => None,
+    }
+}
+
 /// The name of output `i` as formulas may write it, besides a return name.
 fn result_name(n: usize, i: usize) -> String {
     if n == 1 {
@@ -153,6 +174,7 @@ fn owned_value(arg: &Argument) -> Result<(String, String), String> {
     Ok(match ty.as_str() {
         "&str" => ("String".into(), format!("{ident}.to_string()")),
         "Option<&str>" => ("Option<String>".into(), format!("{ident}.map(str::to_string)")),
+        "Option<&Generator>" => ("Option<Generator>".into(), format!("{ident}.cloned()")),
         t if t.starts_with("&[") && t.ends_with(']') && !t.contains("Tensor") => {
             let elem = &t[2..t.len() - 1];
             (format!("Vec<{elem}>"), format!("{ident}.to_vec()"))
@@ -167,7 +189,7 @@ fn owned_value(arg: &Argument) -> Result<(String, String), String> {
 }
 
 fn is_copy(ty: &str) -> bool {
-    !ty.contains("Vec") && !ty.contains("String")
+    !ty.contains("Vec") && !ty.contains("String") && !ty.contains("Generator")
 }
 
 /// `mul` → `Mul`, `_to_copy` → `ToCopy`.
@@ -302,9 +324,12 @@ fn resolve_entry(e: &RawEntry, f: &NativeFunction, node: String) -> Result<Deriv
             }
         }
     }
-    // Only tensor inputs may be saved as metadata; outputs are saved whole when used.
-    let is_tensor_name = |n: &Name| matches!(n, Name::Input(i) if args[*i].ty == Type::Base(BaseTy::Tensor));
+    // Only tensor inputs (and `Tensor[]` inputs, element by element) may be saved as metadata;
+    // outputs are saved whole when used.
+    let is_tensor_name = |n: &Name| matches!(n, Name::Input(i) if args[*i].ty == Type::Base(BaseTy::Tensor) || tensor_list(&args[*i].ty) == Some(false));
     let tensor_scope: BTreeMap<String, bool> = scope.iter().map(|(k, v)| (k.clone(), is_tensor_name(v))).collect();
+    let list_names: BTreeSet<String> =
+        args.iter().filter(|a| tensor_list(&a.ty) == Some(false)).map(|a| a.name.clone()).collect();
 
     // Formulas per input.
     let arg_names: Vec<&str> = args.iter().map(|a| a.name.as_str()).collect();
@@ -331,9 +356,18 @@ fn resolve_entry(e: &RawEntry, f: &NativeFunction, node: String) -> Result<Deriv
                     errors.push((rf.line, msg));
                     ok = false;
                 }
-                Some(a) if single_tensor(&a.ty).is_none() => {
+                Some(a) if tensor_list(&a.ty) == Some(true) && rf.text != "non_differentiable" => {
+                    errors
+                        .push((rf.line, format!("`{v}` is a `{}`: only `Tensor[]` lists can be differentiable", a.ty)));
+                    ok = false;
+                }
+                Some(a) if tensor_list(&a.ty) == Some(false) && rf.vars.len() > 1 => {
+                    errors.push((rf.line, format!("`{v}` is a `{}`: a tensor list needs a formula of its own", a.ty)));
+                    ok = false;
+                }
+                Some(a) if single_tensor(&a.ty).is_none() && tensor_list(&a.ty).is_none() => {
                     let msg = if a.ty.is_tensor_like() {
-                        format!("`{v}` is a `{}`: tensor-list inputs are not supported yet", a.ty)
+                        format!("`{v}` is a `{}`: this tensor type cannot have a gradient", a.ty)
                     } else {
                         format!("`{v}` is a `{}`, not a tensor: only tensor arguments have gradients", a.ty)
                     };
@@ -376,9 +410,18 @@ fn resolve_entry(e: &RawEntry, f: &NativeFunction, node: String) -> Result<Deriv
         Vec::new()
     } else {
         args.iter()
-            .filter_map(|a| single_tensor(&a.ty).map(|opt| (a, opt)))
-            .filter(|(a, _)| !non_diff.contains(&a.name))
-            .map(|(a, optional)| DiffInput { name: a.name.clone(), ident: names::arg_ident(&a.name), optional })
+            .filter_map(|a| match (single_tensor(&a.ty), tensor_list(&a.ty)) {
+                (Some(optional), _) => Some((a, optional, false)),
+                (None, Some(false)) => Some((a, false, true)),
+                _ => None,
+            })
+            .filter(|(a, _, _)| !non_diff.contains(&a.name))
+            .map(|(a, optional, list)| DiffInput {
+                name: a.name.clone(),
+                ident: names::arg_ident(&a.name),
+                optional,
+                list,
+            })
             .collect()
     };
     for i in &inputs {
@@ -434,6 +477,13 @@ fn resolve_entry(e: &RawEntry, f: &NativeFunction, node: String) -> Result<Deriv
                         source: FieldSource::InputTensor { ident: ident.clone(), optional },
                     });
                     Binding::Tensor { field: ident, optional }
+                } else if let Some(optional) = tensor_list(&a.ty) {
+                    fields.push(SavedField {
+                        name: ident.clone(),
+                        ty: "Vec<SavedVariable>".into(),
+                        source: FieldSource::InputTensorList { ident: ident.clone(), optional },
+                    });
+                    Binding::TensorList { field: ident, optional }
                 } else {
                     let (ty, conv) = owned_value(a).map_err(|m| vec![(e.line, m)])?;
                     let by = if is_copy(&ty) { ValueBy::Copy } else { ValueBy::Clone };
@@ -459,7 +509,15 @@ fn resolve_entry(e: &RawEntry, f: &NativeFunction, node: String) -> Result<Deriv
         }
         let field = formula::meta_local(name, method.name);
         let Name::Input(i) = &scope[name] else { continue };
-        let source = FieldSource::InputMeta { ident: names::arg_ident(&args[*i].name), method: *method };
+        let ident = names::arg_ident(&args[*i].name);
+        if list_names.contains(name) {
+            // One value per element, bound by reference like sizes.
+            let source = FieldSource::InputMetaList { ident, method: *method };
+            fields.push(SavedField { name: field.clone(), ty: format!("Vec<{}>", method.ty), source });
+            bindings.insert(field.clone(), Binding::Value { field, by: ValueBy::Ref });
+            continue;
+        }
+        let source = FieldSource::InputMeta { ident, method: *method };
         fields.push(SavedField { name: field.clone(), ty: method.ty.into(), source });
         let by = if method.copy { ValueBy::Copy } else { ValueBy::Ref };
         bindings.insert(field.clone(), Binding::Value { field, by });
@@ -468,7 +526,7 @@ fn resolve_entry(e: &RawEntry, f: &NativeFunction, node: String) -> Result<Deriv
     // Rewrite each formula and work out its locals.
     let mut formulas = Vec::new();
     for (line, vars, text, expr, refs) in &parsed {
-        let code = formula::rewrite(expr, &tensor_scope, &meta_only).map_err(|m| vec![(*line, m)])?;
+        let code = formula::rewrite(expr, &tensor_scope, &meta_only, &list_names).map_err(|m| vec![(*line, m)])?;
         let mut locals: BTreeSet<String> = refs.names.iter().map(|n| names::arg_ident(n)).collect();
         for (n, m) in &refs.meta {
             if meta_only.contains(n) {

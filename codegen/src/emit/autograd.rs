@@ -82,9 +82,26 @@ fn tensor_refs<'s>(args: impl Iterator<Item = &'s RustArg>) -> String {
 }
 
 /// The tensor arguments whose gradients flow (the node's next edges): the entry's
-/// differentiable inputs, or every tensor input for a `NotImplementedBackward` node.
+/// differentiable inputs (a `Tensor[]` input gives one edge per element), or every tensor input
+/// for a `NotImplementedBackward` node.
 fn edge_list(d: Option<&Derivative>, sig: &OpSig) -> String {
     match d {
+        Some(d) if d.inputs.iter().any(|i| i.list) => {
+            let items: Vec<String> = d
+                .inputs
+                .iter()
+                .map(|i| {
+                    if i.list {
+                        format!("{}.iter().map(Some).collect::<Vec<_>>()", i.ident)
+                    } else if i.optional {
+                        format!("vec![{}]", i.ident)
+                    } else {
+                        format!("vec![Some({})]", i.ident)
+                    }
+                })
+                .collect();
+            format!("&[{}].concat()", items.join(", "))
+        }
         Some(d) => {
             let items: Vec<String> = d
                 .inputs
@@ -97,6 +114,23 @@ fn edge_list(d: Option<&Derivative>, sig: &OpSig) -> String {
     }
 }
 
+/// The node field holding the number of elements (edges) of a `Tensor[]` input.
+fn edges_field(ident: &str) -> String {
+    format!("{ident}_edges")
+}
+
+/// The index of input `i`'s first edge, as an expression inside `apply` (a constant unless a
+/// `Tensor[]` input comes before it).
+fn edge_offset(d: &Derivative, i: usize) -> String {
+    let singles = d.inputs[..i].iter().filter(|x| !x.list).count();
+    let mut parts: Vec<String> =
+        d.inputs[..i].iter().filter(|x| x.list).map(|x| format!("self.{}", edges_field(&x.ident))).collect();
+    if singles > 0 || parts.is_empty() {
+        parts.insert(0, singles.to_string());
+    }
+    parts.join(" + ")
+}
+
 /// Emits the whole file.
 pub fn emit_autograd(fns: &[NativeFunction], ds: &[Derivative]) -> Result<String, String> {
     let mut s = String::new();
@@ -105,6 +139,7 @@ pub fn emit_autograd(fns: &[NativeFunction], ds: &[Derivative]) -> Result<String
         "#[allow(unused_imports)] use oxten_runtime::{DType, Device, DimVec, Error, ErrorKind, Layout, MemoryFormat, Result, Scalar, Tensor};\n\
          #[allow(unused_imports)] use oxten_runtime::autograd::{check_inplace, collect_next_edges, compute_requires_grad, make_view, rebase_history, set_history, Node, NodeBase, NotImplementedBackward, SavedVariable};\n\
          #[allow(unused_imports)] use oxten_runtime::dispatch::{DispatchKey, ExcludeGuard, IntoIValue, KeySet};\n\
+         #[allow(unused_imports)] use oxten_runtime::Generator;\n\
          use oxten_runtime::ops;\n\
          #[allow(unused_imports)] use std::sync::{Arc, OnceLock};\n\
          #[allow(unused_imports)] use super::helpers::*;\n",
@@ -191,6 +226,17 @@ fn should(i: usize) -> String {
     format!("self.base.should_compute_output({i})")
 }
 
+/// [`should`] for an entry with `Tensor[]` inputs, whose edges start at [`edge_offset`]; a list
+/// needs gradients when any of its elements does.
+fn should_in(d: &Derivative, i: usize) -> String {
+    let off = edge_offset(d, i);
+    if d.inputs[i].list {
+        format!("({off}..{}).any(|k| self.base.should_compute_output(k))", edge_offset(d, i + 1))
+    } else {
+        format!("self.base.should_compute_output({off})")
+    }
+}
+
 fn emit_node(s: &mut String, d: &Derivative) {
     let _ = writeln!(s, "/// Backward of `{}` (derivatives.yaml line {}).\n///", d.func, d.line);
     for f in &d.formulas {
@@ -198,6 +244,14 @@ fn emit_node(s: &mut String, d: &Derivative) {
         let _ = writeln!(s, "/// - `{}`: `{}`", vars.join(", "), f.text.replace('`', "'"));
     }
     let _ = writeln!(s, "pub struct {} {{\npub base: NodeBase,", d.node);
+    for i in d.inputs.iter().filter(|i| i.list) {
+        let _ = writeln!(
+            s,
+            "/// The number of elements of `{}` (its edges).\npub {}: usize,",
+            i.name,
+            edges_field(&i.ident)
+        );
+    }
     for f in &d.fields {
         let doc = match &f.source {
             FieldSource::InputTensor { .. } => {
@@ -214,6 +268,12 @@ fn emit_node(s: &mut String, d: &Derivative) {
                 )
             }
             FieldSource::Value { .. } => format!("The argument `{}`.", f.name),
+            FieldSource::InputTensorList { ident, .. } => {
+                format!("The elements of `{}`, saved before the op ran.", ident.strip_suffix('_').unwrap_or(ident))
+            }
+            FieldSource::InputMetaList { ident, method } => {
+                format!("`{}()` of each element of `{}` (the tensors are not kept).", method.name, ident)
+            }
         };
         let _ = writeln!(s, "/// {doc}\npub {}: {},", f.name, f.ty);
     }
@@ -221,7 +281,8 @@ fn emit_node(s: &mut String, d: &Derivative) {
     let _ = writeln!(s, "impl Node for {} {{", d.node);
     s.push_str("fn base(&self) -> &NodeBase {\n&self.base\n}\n");
     let _ = writeln!(s, "fn name(&self) -> String {{\n{:?}.to_string()\n}}", d.node);
-    let n_in = d.inputs.len();
+    let has_lists = d.inputs.iter().any(|i| i.list);
+    let n_in = if has_lists { edge_offset(d, d.inputs.len()) } else { d.inputs.len().to_string() };
     s.push_str("fn apply(&self, grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {\n");
     let _ = writeln!(s, "let mut grad_inputs: Vec<Option<Tensor>> = vec![None; {n_in}];");
     s.push_str("let Some(grads) = materialize_grads(grads, &self.base)? else {\nreturn Ok(grad_inputs);\n};\n");
@@ -232,7 +293,7 @@ fn emit_node(s: &mut String, d: &Derivative) {
         s.push_str("let _ = grads;\n");
     }
     for f in &d.formulas {
-        let cond: Vec<String> = f.vars.iter().map(|&i| should(i)).collect();
+        let cond: Vec<String> = f.vars.iter().map(|&i| if has_lists { should_in(d, i) } else { should(i) }).collect();
         let _ = writeln!(s, "if {} {{", cond.join(" || "));
         for local in &f.locals {
             let Some(b) = d.bindings.get(local) else { continue };
@@ -243,6 +304,12 @@ fn emit_node(s: &mut String, d: &Derivative) {
                 Binding::GradInputMask => format!("[{}]", cond.join(", ")),
                 Binding::Tensor { field, optional: false } => format!("self.{field}.unpack(self)?"),
                 Binding::Tensor { field, optional: true } => format!("self.{field}.unpack_opt(self)?"),
+                Binding::TensorList { field, optional: false } => {
+                    format!("self.{field}.iter().map(|v| v.unpack(self)).collect::<Result<Vec<_>>>()?")
+                }
+                Binding::TensorList { field, optional: true } => {
+                    format!("self.{field}.iter().map(|v| v.unpack_opt(self)).collect::<Result<Vec<_>>>()?")
+                }
                 Binding::Output { field } => format!("unpack_output(&self.{field}, self)?"),
                 Binding::Value { field, by: ValueBy::Copy } => format!("self.{field}"),
                 Binding::Value { field, by: ValueBy::Clone } => format!("self.{field}.clone()"),
@@ -250,30 +317,46 @@ fn emit_node(s: &mut String, d: &Derivative) {
             };
             let _ = writeln!(s, "let {local} = {init};");
         }
-        if f.vars.len() == 1 {
-            let _ = writeln!(s, "grad_inputs[{}] = Some({});", f.vars[0], f.code);
+        if f.vars.len() == 1 && d.inputs[f.vars[0]].list {
+            // One gradient per element (`Tensor` or `Option<Tensor>`), extra ones ignored.
+            let i = f.vars[0];
+            let _ = writeln!(
+                s,
+                "let list_grads: Vec<_> = {};\nlet offset = {};\nfor (k, g) in list_grads.into_iter().enumerate().take(self.{}) {{\ngrad_inputs[offset + k] = g.into();\n}}",
+                f.code,
+                edge_offset(d, i),
+                edges_field(&d.inputs[i].ident)
+            );
+        } else if f.vars.len() == 1 {
+            let target = if has_lists { edge_offset(d, f.vars[0]) } else { f.vars[0].to_string() };
+            let _ = writeln!(s, "grad_inputs[{target}] = Some({});", f.code);
         } else {
             let _ = writeln!(s, "let joint = {};", f.code);
             for (k, &i) in f.vars.iter().enumerate() {
-                let _ = writeln!(s, "grad_inputs[{i}] = joint.{k};");
+                let target = if has_lists { edge_offset(d, i) } else { i.to_string() };
+                let _ = writeln!(s, "grad_inputs[{target}] = joint.{k};");
             }
         }
         s.push_str("}\n");
     }
     s.push_str("Ok(grad_inputs)\n}\n");
-    let saved: Vec<(&str, bool)> = d
+    // (field, saved once as an output, a list of saved elements)
+    let saved: Vec<(&str, bool, bool)> = d
         .fields
         .iter()
         .filter_map(|f| match f.source {
-            FieldSource::InputTensor { .. } => Some((f.name.as_str(), false)),
-            FieldSource::OutputTensor { .. } => Some((f.name.as_str(), true)),
+            FieldSource::InputTensor { .. } => Some((f.name.as_str(), false, false)),
+            FieldSource::OutputTensor { .. } => Some((f.name.as_str(), true, false)),
+            FieldSource::InputTensorList { .. } => Some((f.name.as_str(), false, true)),
             _ => None,
         })
         .collect();
     if !saved.is_empty() {
         s.push_str("fn release_variables(&self) {\n");
-        for (f, once) in &saved {
-            if *once {
+        for (f, once, list) in &saved {
+            if *list {
+                let _ = writeln!(s, "for v in &self.{f} {{\nv.reset();\n}}");
+            } else if *once {
                 let _ = writeln!(s, "if let Some(v) = self.{f}.get() {{\nv.reset();\n}}");
             } else {
                 let _ = writeln!(s, "self.{f}.reset();");
@@ -281,10 +364,12 @@ fn emit_node(s: &mut String, d: &Derivative) {
         }
         s.push_str("}\n");
         s.push_str("fn visit_saved(&self, f: &mut dyn FnMut(&str, &SavedVariable)) {\n");
-        for (field, once) in &saved {
+        for (field, once, list) in &saved {
             let name = field.strip_suffix('_').unwrap_or(field);
             let name = if name == "self" { "self" } else { name };
-            if *once {
+            if *list {
+                let _ = writeln!(s, "for v in &self.{field} {{\nf({name:?}, v);\n}}");
+            } else if *once {
                 let _ = writeln!(s, "if let Some(v) = self.{field}.get() {{\nf({name:?}, v);\n}}");
             } else {
                 let _ = writeln!(s, "f({name:?}, &self.{field});");
@@ -404,6 +489,9 @@ fn emit_kernel(s: &mut String, k: &Kernel) -> String {
                 s.push_str("let original_self = ops::deep_clone::call(self_, None)?;\n");
             }
             let _ = writeln!(s, "Some({} {{\nbase: NodeBase::new(collect_next_edges({edges})),", d.node);
+            for i in d.inputs.iter().filter(|i| i.list) {
+                let _ = writeln!(s, "{}: {}.len(),", edges_field(&i.ident), i.ident);
+            }
             for f in &d.fields {
                 let init = match &f.source {
                     FieldSource::InputTensor { ident, optional } => {
@@ -416,6 +504,15 @@ fn emit_kernel(s: &mut String, k: &Kernel) -> String {
                     }
                     FieldSource::OutputTensor { .. } => "OnceLock::new()".to_string(),
                     FieldSource::InputMeta { ident, method } => format!("{ident}.{}()", method.name),
+                    FieldSource::InputTensorList { ident, optional: false } => {
+                        format!("{ident}.iter().map(|t| SavedVariable::new(t, false)).collect::<Result<Vec<_>>>()?")
+                    }
+                    FieldSource::InputTensorList { ident, optional: true } => format!(
+                        "{ident}.iter().map(|t| SavedVariable::new_opt(t.as_ref(), false)).collect::<Result<Vec<_>>>()?"
+                    ),
+                    FieldSource::InputMetaList { ident, method } => {
+                        format!("{ident}.iter().map(|t| t.{}()).collect::<Vec<_>>()", method.name)
+                    }
                     FieldSource::Value { conv } => conv.clone(),
                 };
                 if init == f.name {

@@ -112,6 +112,7 @@ pub fn emit_decls(decls: &[Decl], structured: &[StructuredOp]) -> String {
     s.push_str(
         "#[allow(unused_imports)] use oxten_runtime::{DType, Device, Layout, MemoryFormat, Result, Scalar, Tensor};\n",
     );
+    s.push_str("#[allow(unused_imports)] use oxten_runtime::Generator;\n");
     s.push_str("#[allow(unused_imports)] use oxten_runtime::iter::{StructuredOutputs, TensorIterator};\n");
     for st in structured {
         if let Some(name) = st.precomputed_struct() {

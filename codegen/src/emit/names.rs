@@ -74,6 +74,7 @@ pub fn arg_type(ty: &Type) -> Result<String, String> {
         Type::Optional(inner) => match &**inner {
             Type::Base(BaseTy::Tensor) => "Option<&Tensor>".into(),
             Type::Base(BaseTy::Str) => "Option<&str>".into(),
+            Type::Base(BaseTy::Generator) => "Option<&Generator>".into(),
             Type::List { .. } => format!("Option<{}>", arg_type(inner)?),
             Type::Base(b) => format!("Option<{}>", base_type(*b)?),
             Type::Optional(_) => return Err("nested optional types are not supported".into()),
@@ -108,7 +109,7 @@ fn base_type(b: BaseTy) -> Result<&'static str, String> {
 /// Whether the Rust type of `ty` borrows (and so needs a lifetime in an options struct).
 pub fn borrows(ty: &Type) -> bool {
     match ty {
-        Type::Base(b) => matches!(b, BaseTy::Tensor | BaseTy::Str),
+        Type::Base(b) => matches!(b, BaseTy::Tensor | BaseTy::Str | BaseTy::Generator),
         Type::Optional(inner) => borrows(inner),
         Type::List { .. } => true,
     }
@@ -167,6 +168,9 @@ fn list_elem(ty: &Type) -> Type {
 fn scalar_value(b: BaseTy, v: &DefaultValue) -> Result<String, String> {
     Ok(match (b, v) {
         (BaseTy::Int | BaseTy::SymInt, DefaultValue::Int(i)) => i.to_string(),
+        // `int reduction=Mean`: the values of PyTorch's `at::Reduction` enum.
+        (BaseTy::Int, DefaultValue::Ident(id)) if id == "Mean" => "1".into(),
+        (BaseTy::Int, DefaultValue::Ident(id)) if id == "Sum" => "2".into(),
         (BaseTy::Float, d @ (DefaultValue::Int(_) | DefaultValue::Float(_))) => float_lit(d.as_f64().unwrap_or(0.0)),
         (BaseTy::Bool, DefaultValue::Bool(x)) => x.to_string(),
         (BaseTy::Str, DefaultValue::Str(s)) => format!("{s:?}"),
@@ -269,5 +273,13 @@ mod tests {
         assert_eq!(default_expr(&a).unwrap(), "1e-5");
         let a = Argument::parse("int[1]? dim=None").unwrap();
         assert_eq!(default_expr(&a).unwrap(), "None");
+    }
+
+    #[test]
+    fn generators_are_borrowed_options() {
+        let a = Argument::parse("Generator? generator=None").unwrap();
+        assert_eq!(arg_type(&a.ty).unwrap(), "Option<&Generator>");
+        assert_eq!(default_expr(&a).unwrap(), "None");
+        assert!(borrows(&a.ty));
     }
 }

@@ -21,18 +21,21 @@ pub fn emit_ops(sigs: &[OpSig]) -> String {
     }
     s.push_str("]}\n}\n");
     s.push_str("/// Options structs: the defaulted arguments of an operator, for its `*_with` forms.\npub mod options {\n#[allow(unused_imports)] use crate::{DType, Device, Layout, MemoryFormat, Scalar, Tensor};\n");
+    s.push_str("#[allow(unused_imports)] use crate::Generator;\n");
     for sig in sigs.iter().filter(|s| !s.defaulted().is_empty()) {
         s.push_str(&emit_options(sig));
     }
     s.push_str("}\n");
     s.push_str("#[allow(unused_imports)] use crate::{DType, Device, Layout, MemoryFormat, Result, Scalar, Tensor};\n");
     s.push_str("#[allow(unused_imports)] use self::options::*;\n");
+    s.push_str("#[allow(unused_imports)] use crate::Generator;\n");
     s.push_str("impl Tensor {\n");
     for sig in sigs.iter().filter(|s| s.has_method()) {
         s.push_str(&emit_api(sig, true));
     }
     s.push_str("}\n");
     s.push_str("/// Free-function forms of the operators (`oxten::add(&a, &b)`).\npub mod functions {\n#[allow(unused_imports)] use crate::{DType, Device, Layout, MemoryFormat, Result, Scalar, Tensor};\n#[allow(unused_imports)] use super::options::*;\n");
+    s.push_str("#[allow(unused_imports)] use crate::Generator;\n");
     for sig in sigs.iter().filter(|s| s.has_function()) {
         s.push_str(&emit_api(sig, false));
     }
@@ -52,6 +55,7 @@ fn emit_op_module(sig: &OpSig) -> String {
         "#[allow(unused_imports)] use crate::dispatch::{IntoIValue, KeySet, Op, Resolved, Stack, pop_returns};\n",
     );
     s.push_str("#[allow(unused_imports)] use crate::{DType, Device, Layout, MemoryFormat, Result, Scalar, Tensor};\n");
+    s.push_str("#[allow(unused_imports)] use crate::Generator;\n");
     let _ = writeln!(s, "/// The type every kernel of this operator has.\npub type Sig = {};", sig.fn_type());
     let _ = writeln!(
         s,

@@ -89,6 +89,7 @@ pub fn emit_register(sigs: &[OpSig], structured: &[StructuredOp]) -> String {
     s.push_str(
         "#[allow(unused_imports)] use oxten_runtime::{DType, Device, Layout, MemoryFormat, Result, Scalar, Tensor};\n",
     );
+    s.push_str("#[allow(unused_imports)] use oxten_runtime::Generator;\n");
     s.push_str("#[allow(unused_imports)] use oxten_runtime::iter::{StructuredOutputs, TensorIterator};\n");
     s.push_str("use oxten_runtime::dispatch::{DispatchKey, RegistrationKey};\nuse oxten_runtime::ops;\n");
     for st in structured {

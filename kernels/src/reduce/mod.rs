@@ -7,6 +7,14 @@
 //! reduction kernels. Because the meta function is shared, meta tensors get the right shapes
 //! and dtypes (including `max.dim`'s pair of outputs) without any kernel running.
 
+// The reductions of the `reduce2` family, one file per operator group.
+mod allany;
+mod cumsum;
+mod extrema;
+mod norm;
+mod prod;
+mod stats;
+
 use crate::generated::decls::{
     AmaxOutCpu, AmaxOutMetaFn, AminOutCpu, AminOutMetaFn, ArgmaxOutCpu, ArgmaxOutMetaFn, MaxDimMaxMetaFn,
     MaxDimMaxPrecomputed, MaxOutCpu, MeanOutCpu, MeanOutMetaFn, SumCompositeExplicit, SumIntlistOutMetaFn, SumOutCpu,

@@ -4,6 +4,7 @@
 use crate::device::{Device, Layout, MemoryFormat};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::generator::Generator;
 use crate::scalar::Scalar;
 use crate::tensor::Tensor;
 
@@ -26,6 +27,7 @@ pub enum IValue {
     Device(Device),
     MemoryFormat(MemoryFormat),
     Layout(Layout),
+    Generator(Generator),
 }
 
 /// Arguments are pushed in schema order; a kernel pops them and pushes its returns.
@@ -51,6 +53,7 @@ impl IValue {
             IValue::Device(_) => "Device",
             IValue::MemoryFormat(_) => "MemoryFormat",
             IValue::Layout(_) => "Layout",
+            IValue::Generator(_) => "Generator",
         }
     }
     /// Tensors held by this value (for computing a boxed call's key set).
@@ -121,6 +124,20 @@ impl IntoIValue for Option<&Tensor> {
         self.map_or(IValue::None, |t| IValue::Tensor(t.clone()))
     }
 }
+impl IntoIValue for Option<&Generator> {
+    fn into_ivalue(self) -> IValue {
+        self.map_or(IValue::None, |g| IValue::Generator(g.clone()))
+    }
+}
+impl FromIValue for Option<Generator> {
+    fn from_ivalue(v: IValue) -> Result<Self> {
+        match v {
+            IValue::None => Ok(None),
+            IValue::Generator(g) => Ok(Some(g)),
+            other => Err(mismatch("Generator", &other)),
+        }
+    }
+}
 impl IntoIValue for &[Tensor] {
     fn into_ivalue(self) -> IValue {
         IValue::TensorList(self.to_vec())
@@ -141,14 +158,14 @@ impl IntoIValue for Option<&[i64]> {
         self.map_or(IValue::None, |v| IValue::IntList(v.to_vec()))
     }
 }
-impl IntoIValue for &[f64] {
-    fn into_ivalue(self) -> IValue {
-        IValue::FloatList(self.to_vec())
-    }
-}
 impl IntoIValue for &[bool] {
     fn into_ivalue(self) -> IValue {
         IValue::BoolList(self.to_vec())
+    }
+}
+impl IntoIValue for &[f64] {
+    fn into_ivalue(self) -> IValue {
+        IValue::FloatList(self.to_vec())
     }
 }
 impl IntoIValue for &str {

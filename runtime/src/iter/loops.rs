@@ -209,6 +209,15 @@ pub fn cpu_kernel_binary_math<T: OpMath>(iter: &TensorIterator, f: impl Fn(T::Ma
     T::binary_math_kernel(iter, f)
 }
 
+/// `out = f(a, b, c)` computed in `T::Math` (the loop of three-operand `pointwise:` operators,
+/// e.g. `softplus(self, beta, threshold)`).
+pub fn cpu_kernel_ternary_math<T: OpMath>(
+    iter: &TensorIterator,
+    f: impl Fn(T::Math, T::Math, T::Math) -> T::Math + Sync,
+) {
+    cpu_kernel_ternary::<T, T, T, T>(iter, move |a, b, c| T::from_math(f(a.to_math(), b.to_math(), c.to_math())))
+}
+
 /// A contiguous f16/bf16 run `o[i] = f(a[i])` in f32: one fused vectorized loop when the
 /// conversions are plain bit operations (bf16), else through f32 blocks on the stack (f16,
 /// converted by `half`'s slice conversions).

@@ -83,8 +83,8 @@ pub(crate) use dtypes::result_type as result_type_raw;
 pub use dtypes::{infer_size, scalar_type_name};
 pub use iterator::TensorIterator;
 pub use loops::{
-    cpu_kernel_binary, cpu_kernel_binary_math, cpu_kernel_nullary, cpu_kernel_ternary, cpu_kernel_unary,
-    cpu_kernel_unary_math,
+    cpu_kernel_binary, cpu_kernel_binary_math, cpu_kernel_nullary, cpu_kernel_ternary, cpu_kernel_ternary_math,
+    cpu_kernel_unary, cpu_kernel_unary_math,
 };
 pub use opmath::OpMath;
 pub use outputs::{OutputMode, StructuredOutputs};

@@ -8,7 +8,13 @@ use oxten::autograd::{gradcheck, gradgradcheck, GradcheckOpts, DERIVATIVES};
 use oxten::{Result, Tensor};
 use std::cell::Cell;
 
+mod conv;
+mod index;
+mod linalg;
+mod nn;
 mod norm;
+mod random;
+mod reduce2;
 mod spine;
 
 /// SplitMix64, so inputs are the same on every run.
@@ -112,7 +118,13 @@ pub(crate) fn fresh(x: &Tensor) -> Result<Tensor> {
 fn cases() -> Vec<Case> {
     let mut all = Vec::new();
     all.extend(spine::cases(&Rng(Cell::new(42))));
+    all.extend(nn::cases(&Rng(Cell::new(4242))));
+    all.extend(index::cases(&Rng(Cell::new(4242))));
     all.extend(norm::cases(&Rng(Cell::new(4242))));
+    all.extend(linalg::cases(&Rng(Cell::new(4242))));
+    all.extend(conv::cases(&Rng(Cell::new(4004))));
+    all.extend(reduce2::cases(&Rng(Cell::new(4242))));
+    all.extend(random::cases(&Rng(Cell::new(4004))));
     all
 }
 

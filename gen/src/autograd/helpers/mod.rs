@@ -11,8 +11,20 @@ use oxten_runtime::{ops, wrap_dim, DType, Device, Error, Result, Scalar, Tensor}
 use std::sync::OnceLock;
 
 // Formula helpers of the operator families, one file each (`mod <family>; pub use <family>::*;`).
+mod nn;
+pub use nn::*;
+mod index;
+pub use index::*;
 mod norm;
 pub use norm::*;
+mod linalg;
+pub use linalg::*;
+mod conv;
+pub use conv::*;
+mod reduce2;
+pub use reduce2::*;
+mod random;
+pub use random::*;
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing for the generated code.

@@ -1,0 +1,44 @@
+//! Matrix products against PyTorch (`scripts/bench_linalg_pytorch.py` prints the same case names
+//! with PyTorch's medians): `matmul` of square matrices in f32 (256² and 1024²) and bf16
+//! (1024²), a linear layer's `x @ w.t()` (a column-major operand, read in place), and a batched
+//! `bmm` of 32 products of 128².
+//!
+//! Run: `cargo bench -p oxten --bench linalg`, then `python3 scripts/bench_linalg_pytorch.py`.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use oxten::{DType, Tensor};
+use std::hint::black_box;
+
+/// A deterministic fill in [-1, 1), the same as the PyTorch script's.
+fn rand_tensor(shape: &[i64], dtype: DType, salt: i64) -> Tensor {
+    let n: i64 = shape.iter().product();
+    let v: Vec<f32> = (0..n).map(|i| (((i + salt) * 7919 % 1000) as f32) / 500.0 - 1.0).collect();
+    Tensor::from_vec(v, shape).unwrap().to_dtype(dtype)
+}
+
+fn products(c: &mut Criterion) {
+    let mut g = c.benchmark_group("linalg");
+    g.sample_size(20);
+    for (dtype, n) in [(DType::F32, 256i64), (DType::F32, 1024), (DType::BF16, 1024)] {
+        let a = rand_tensor(&[n, n], dtype, 0);
+        let b = rand_tensor(&[n, n], dtype, 1);
+        g.throughput(Throughput::Elements((2 * n * n * n) as u64));
+        g.bench_function(BenchmarkId::new(format!("matmul_{}", dtype.name()), n), |bench| {
+            bench.iter(|| black_box(a.matmul(&b)))
+        });
+    }
+    let n = 1024i64;
+    let x = rand_tensor(&[n, n], DType::F32, 0);
+    let w = rand_tensor(&[n, n], DType::F32, 1);
+    g.throughput(Throughput::Elements((2 * n * n * n) as u64));
+    g.bench_function(BenchmarkId::new("linear_float32", n), |bench| bench.iter(|| black_box(oxten::linear(&x, &w))));
+    let (batch, m) = (32i64, 128i64);
+    let a = rand_tensor(&[batch, m, m], DType::F32, 0);
+    let b = rand_tensor(&[batch, m, m], DType::F32, 1);
+    g.throughput(Throughput::Elements((2 * batch * m * m * m) as u64));
+    g.bench_function("bmm_float32/32x128x128", |bench| bench.iter(|| black_box(a.bmm(&b))));
+    g.finish();
+}
+
+criterion_group!(benches, products);
+criterion_main!(benches);

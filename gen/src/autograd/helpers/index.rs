@@ -1,0 +1,158 @@
+//! Formula helpers of the index family (`cat`, `stack`, gathers and scatters, `embedding`,
+//! `repeat`, `roll`, triangles, advanced indexing), after PyTorch's `FunctionsManual.cpp`.
+//! Every helper is built from differentiable operators, so double backward works.
+
+use super::{zeros, zeros_like};
+use oxten_runtime::{ops, wrap_dim, DimVec, Result, Scalar, Tensor};
+
+/// Whether a recorded shape is the legacy 1-d empty tensor `cat` skips.
+fn cat_skipped(s: &[i64]) -> bool {
+    s.len() == 1 && s[0] == 0
+}
+
+/// The gradient of every input of `cat(tensors, dim)`: `grad` narrowed to each input's extent
+/// along `dim` (skipped 1-d empty inputs get an empty gradient).
+pub fn cat_tensors_backward(grad: &Tensor, sizes: &[DimVec], dim: i64) -> Result<Vec<Tensor>> {
+    let d = match sizes.iter().find(|s| !cat_skipped(s)) {
+        Some(s) => wrap_dim(dim, s.len())? as i64,
+        None => dim,
+    };
+    let mut at = 0;
+    sizes
+        .iter()
+        .map(|s| {
+            if cat_skipped(s) {
+                return zeros(&[0], grad.dtype(), grad.device());
+            }
+            let n = s[d as usize];
+            at += n;
+            ops::narrow::call(grad, d, at - n, n)
+        })
+        .collect()
+}
+
+/// The gradient of every input of `stack(tensors, dim)`: `grad` unbound along `dim`.
+pub fn stack_tensors_backward(grad: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
+    let d = wrap_dim(dim, grad.dim())? as i64;
+    (0..grad.size(d)?).map(|i| ops::select::call(grad, d, i)).collect()
+}
+
+/// `zeros(sizes).index_put_(indices, grad, accumulate=True)`, the adjoint of `index`.
+pub fn index_backward(grad: &Tensor, sizes: &[i64], indices: &[Option<Tensor>]) -> Result<Tensor> {
+    let z = zeros(sizes, grad.dtype(), grad.device())?;
+    ops::index_put::call(&z, indices, grad, true)
+}
+
+/// The gradient of `index_select(self, dim, index)`: `grad`'s slices added back at the selected
+/// positions of a zero tensor of `self`'s size (`index_add`, written as an accumulating
+/// `index_put` along `dim`).
+pub fn index_select_backward(grad: &Tensor, sizes: &[i64], dim: i64, index: &Tensor) -> Result<Tensor> {
+    if sizes.is_empty() {
+        return ops::reshape::call(grad, &[]);
+    }
+    let d = wrap_dim(dim, sizes.len())?;
+    let mut indices: Vec<Option<Tensor>> = vec![None; d];
+    indices.push(Some(ops::reshape::call(index, &[-1])?));
+    index_backward(grad, sizes, &indices)
+}
+
+/// The gradient of `gather(self, dim, index)`: `zeros(self.sizes()).scatter_add(dim, index, grad)`.
+pub fn gather_backward(grad: &Tensor, sizes: &[i64], dim: i64, index: &Tensor) -> Result<Tensor> {
+    let z = zeros(sizes, grad.dtype(), grad.device())?;
+    ops::scatter_add::call(&z, dim, index, grad)
+}
+
+/// The gradient of `masked_fill.Tensor`'s 0-dim value: the sum of `grad` where the mask is set.
+pub fn masked_fill_backward(grad: &Tensor, mask: &Tensor) -> Result<Tensor> {
+    let picked = ops::where_self::call(mask, grad, &zeros_like(grad)?)?;
+    ops::sum::call(&picked, None)
+}
+
+/// The gradient of `embedding`'s weight: `embedding_dense_backward` (oxten has no sparse
+/// tensors, so `sparse=True` also gives the dense gradient).
+pub fn embedding_backward(
+    grad: &Tensor,
+    indices: &Tensor,
+    weight_sizes: &[i64],
+    padding_idx: i64,
+    scale_grad_by_freq: bool,
+    _sparse: bool,
+) -> Result<Tensor> {
+    ops::embedding_dense_backward::call(grad, indices, weight_sizes[0], padding_idx, scale_grad_by_freq)
+}
+
+/// The gradient of `embedding_dense_backward`'s `grad_output`: the rows of `grad` that the
+/// indices pick, zero where the index is `padding_idx` (PyTorch's
+/// `embedding_dense_double_backward`, which like it ignores `scale_grad_by_freq`).
+pub fn embedding_dense_double_backward(grad: &Tensor, indices: &Tensor, padding_idx: i64) -> Result<Tensor> {
+    let flat = ops::reshape::call(indices, &[-1])?;
+    let mut gg = ops::index_select::call(grad, 0, &flat)?;
+    if padding_idx >= 0 {
+        let pad = ops::reshape::call(&ops::eq_scalar::call(&flat, Scalar::Int(padding_idx))?, &[-1, 1])?;
+        gg = ops::masked_fill_scalar::call(&gg, &pad, Scalar::Int(0))?;
+    }
+    let mut sizes = indices.sizes().to_vec();
+    sizes.push(-1);
+    ops::view::call(&gg, &sizes)
+}
+
+/// The gradient of `repeat(repeats)` for an input of `input_shape`: `grad` reshaped so that
+/// every repeated dim splits into `[repeat, size]`, summed over the repeat dims (and over the
+/// leading dims `repeat` added).
+pub fn repeat_backward(grad: &Tensor, repeats: &[i64], input_shape: &[i64]) -> Result<Tensor> {
+    if repeats.contains(&0) {
+        return zeros(input_shape, grad.dtype(), grad.device());
+    }
+    let mut g = grad.clone();
+    let added = repeats.len() - input_shape.len();
+    for _ in 0..added {
+        g = ops::sum_dim_intlist::call(&g, Some(&[0]), false, None)?;
+    }
+    let mut grad_size = Vec::new();
+    let mut sum_dims = Vec::new();
+    for (d, &size) in input_shape.iter().enumerate() {
+        let r = repeats[d + added];
+        if r != 1 {
+            grad_size.push(r);
+            sum_dims.push(grad_size.len() as i64 - 1);
+        }
+        grad_size.push(size);
+    }
+    if !sum_dims.is_empty() {
+        g = ops::reshape::call(&g, &grad_size)?;
+        g = ops::sum_dim_intlist::call(&g, Some(&sum_dims), false, None)?;
+    }
+    Ok(g)
+}
+
+/// The gradient of `roll(shifts, dims)`: `grad` rolled back (negated shifts, in reverse order).
+pub fn roll_backward(grad: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+    let back: Vec<i64> = shifts.iter().rev().map(|&s| s.wrapping_neg()).collect();
+    let dims: Vec<i64> = dims.iter().rev().copied().collect();
+    ops::roll::call(grad, &back, &dims)
+}
+
+/// The gradient of `tril(diagonal)`: `grad.tril(diagonal)`.
+pub fn tril_backward(grad: &Tensor, diagonal: i64) -> Result<Tensor> {
+    ops::tril::call(grad, diagonal)
+}
+
+/// The gradient of `triu(diagonal)`: `grad.triu(diagonal)`.
+pub fn triu_backward(grad: &Tensor, diagonal: i64) -> Result<Tensor> {
+    ops::triu::call(grad, diagonal)
+}
+
+/// The gradient of `index_put`'s `self`: `grad` itself when accumulating, else `grad` with the
+/// overwritten positions zeroed.
+pub fn index_put_self_backward(
+    grad: &Tensor,
+    indices: &[Option<Tensor>],
+    values_sizes: &[i64],
+    accumulate: bool,
+) -> Result<Tensor> {
+    if accumulate {
+        return Ok(grad.clone());
+    }
+    let z = zeros(values_sizes, grad.dtype(), grad.device())?;
+    ops::index_put::call(grad, indices, &z, false)
+}

@@ -1,0 +1,281 @@
+//! Formula helpers of the `reduce2` family: `var`/`std` (and their `_mean` forms), `prod`,
+//! `min`/`max` over every element, `cumsum` and `linalg_vector_norm`.
+//!
+//! Like every helper they are built from operators called through the dispatcher, so a gradient
+//! computed with `create_graph` can be differentiated again. The few data-dependent branches
+//! (whether `prod`'s input has a zero, whether a full `max` is NaN) read a bool reduction of the
+//! input, as PyTorch's `.item()` calls do; meta tensors take the general path.
+
+use super::{cast_to, mean_backward, restore_reduced_dims, scale_grad_by_count, sgn, where_, zeros_like};
+use oxten_runtime::{ops, wrap_dim, Result, Scalar, Tensor};
+
+const ONE: Scalar = Scalar::Int(1);
+
+fn full_like(t: &Tensor, v: f64) -> Result<Tensor> {
+    ops::full_like::call(t, Scalar::Float(v), None, None, None, None, None)
+}
+
+fn ones_like(t: &Tensor) -> Result<Tensor> {
+    ops::ones_like::call(t, None, None, None, None, None)
+}
+
+/// `x != x`.
+fn isnan(t: &Tensor) -> Result<Tensor> {
+    ops::ne::call(t, t)
+}
+
+/// The value of a one-element bool tensor (false for a meta tensor, which has no data).
+fn truth(t: &Tensor) -> Result<bool> {
+    if t.is_meta() {
+        return Ok(false);
+    }
+    t.item::<bool>()
+}
+
+/// Whether `dim` (the optional dim list of `var`, `std`, `linalg_vector_norm`) reduces every dim.
+fn reduces_all(dim: Option<&[i64]>, ndim: usize) -> bool {
+    ndim == 0 || dim.is_none_or(|d| d.is_empty())
+}
+
+// ---------------------------------------------------------------------------------------------
+// var / std
+// ---------------------------------------------------------------------------------------------
+
+/// The gradient of `var(self, dim, correction, keepdim)`:
+/// `2 / (N - correction) * grad * (self - mean(self, dim))`, with `N` the number of elements
+/// reduced. As in PyTorch, a full reduction with `N <= correction` gives NaN where `self`
+/// equals its mean and inf elsewhere. Unlike PyTorch (whose formula takes `N = 1` there), an
+/// empty dim list reduces every dim here too, as the forward does.
+pub fn var_backward(
+    grad: &Tensor,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    correction: Option<Scalar>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let c = correction.map_or(1.0, |c| c.to_f64());
+    let ndim = self_.dim();
+    if reduces_all(dim, ndim) {
+        let dof = self_.numel() as f64 - c;
+        let mean = ops::mean_dim::call(self_, None, false, None)?;
+        if dof <= 0.0 {
+            let at_mean = ops::eq::call(self_, &mean)?;
+            let nan_or_inf = where_(&at_mean, &full_like(self_, f64::NAN)?, &full_like(self_, f64::INFINITY)?)?;
+            return ops::mul::call(grad, &nan_or_inf);
+        }
+        let centered = ops::sub::call(self_, &mean, ONE)?;
+        return ops::mul::call(&ops::mul_scalar::call(grad, Scalar::Float(2.0 / dof))?, &centered);
+    }
+    let dims = dim.unwrap_or(&[]);
+    let sizes = self_.sizes();
+    let mut n = 1i64;
+    for &d in dims {
+        n *= sizes[wrap_dim(d, ndim)?];
+    }
+    let g = restore_reduced_dims(grad, Some(dims), keepdim, ndim)?;
+    let mean = ops::mean_dim::call(self_, Some(dims), true, None)?;
+    let centered = ops::sub::call(self_, &mean, ONE)?;
+    ops::mul::call(&ops::mul_scalar::call(&g, Scalar::Float(2.0 / (n as f64 - c)))?, &centered)
+}
+
+/// The gradient of `std`: `var`'s, for the gradient `grad / (2 * std)` (0 where `std` is 0).
+pub fn std_backward(
+    result: &Tensor,
+    grad: &Tensor,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    correction: Option<Scalar>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let scaled = ops::div::call(grad, &ops::mul_scalar::call(result, Scalar::Int(2))?)?;
+    let grad_var = where_(&ops::eq_scalar::call(result, Scalar::Int(0))?, &zeros_like(&scaled)?, &scaled)?;
+    var_backward(&grad_var, self_, dim, correction, keepdim)
+}
+
+/// The gradient of `var_mean`: the sum of `var`'s and `mean`'s.
+pub fn var_mean_backward(
+    gvar: &Tensor,
+    gmean: &Tensor,
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    correction: Option<Scalar>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let a = var_backward(gvar, self_, dim, correction, keepdim)?;
+    let b = mean_backward(gmean, &self_.sizes(), dim, keepdim)?;
+    ops::add::call(&a, &b, ONE)
+}
+
+/// The gradient of `std_mean`: the sum of `std`'s and `mean`'s.
+pub fn std_mean_backward(
+    gstd: &Tensor,
+    gmean: &Tensor,
+    self_: &Tensor,
+    std: &Tensor,
+    dim: Option<&[i64]>,
+    correction: Option<Scalar>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let a = std_backward(std, gstd, self_, dim, correction, keepdim)?;
+    let b = mean_backward(gmean, &self_.sizes(), dim, keepdim)?;
+    ops::add::call(&a, &b, ONE)
+}
+
+// ---------------------------------------------------------------------------------------------
+// prod
+// ---------------------------------------------------------------------------------------------
+
+/// The gradient of `prod` over `dim` (`None`: every element): each element gets `grad` times the
+/// product of the *other* elements of its slice, which stays right when the input has zeros.
+///
+/// Without zeros that is `grad * result / input` (PyTorch's fast path). With zeros, PyTorch
+/// multiplies exclusive cumulative products; here the same value comes from
+/// `p / s_i * Z_i`, with `s` the input with its zeros replaced by 1, `p` the product of `s`
+/// over the slice, and `Z_i` the product of the slice's zeros other than element `i`: 1 when
+/// there is none, that zero itself when there is one (its value 0, its derivative 1), and 0
+/// when there are more. Built from differentiable operators, this is exact in value and in its
+/// first derivative, so double backward is right too (a slice with one zero has non-zero second
+/// derivatives between the zero and every other element; one with two zeros, between the two).
+pub fn prod_backward(
+    grad: &Tensor,
+    input: &Tensor,
+    result: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let ndim = input.dim();
+    if ndim == 0 {
+        return Ok(grad.clone());
+    }
+    let dim = match dim {
+        Some(d) => Some(wrap_dim(d, ndim)? as i64),
+        None => None,
+    };
+    let (grad, result) = match dim {
+        Some(d) if !keepdim => (ops::unsqueeze::call(grad, d)?, ops::unsqueeze::call(result, d)?),
+        _ => (grad.clone(), result.clone()),
+    };
+    let is_zero = ops::eq_scalar::call(input, Scalar::Int(0))?;
+    if !input.is_meta() && !truth(&ops::any::call(&is_zero)?)? {
+        return ops::mul::call(&grad, &ops::div::call(&result, input)?);
+    }
+    // Reductions over the slice, keeping its dims so that they broadcast against `input`.
+    let prod_slice = |t: &Tensor| match dim {
+        Some(d) => ops::prod_dim_int::call(t, d, true, None),
+        None => ops::prod::call(t, None),
+    };
+    let sum_slice = |t: &Tensor| match dim {
+        Some(d) => ops::sum_dim_intlist::call(t, Some(&[d]), true, None),
+        None => ops::sum::call(t, None),
+    };
+    let zero_f = cast_to(&is_zero, input.dtype())?;
+    let safe = where_(&is_zero, &ones_like(input)?, input)?;
+    let nonzero_prod = prod_slice(&safe)?;
+    let zeros_only = where_(&is_zero, input, &zeros_like(input)?)?;
+    let zeros_sum = sum_slice(&zeros_only)?;
+    // Zeros of the slice other than element i.
+    let others = ops::sub::call(&sum_slice(&zero_f)?, &zero_f, ONE)?;
+    let one_other = ops::sub::call(&zeros_sum, &zeros_only, ONE)?;
+    let z = where_(
+        &ops::eq_scalar::call(&others, Scalar::Int(0))?,
+        &ones_like(input)?,
+        &where_(&ops::eq_scalar::call(&others, Scalar::Int(1))?, &one_other, &zeros_like(input)?)?,
+    )?;
+    let others_prod = ops::mul::call(&ops::div::call(&nonzero_prod, &safe)?, &z)?;
+    ops::mul::call(&grad, &others_prod)
+}
+
+// ---------------------------------------------------------------------------------------------
+// min / max over every element
+// ---------------------------------------------------------------------------------------------
+
+/// The gradient of `max(self)` / `min(self)`: shared evenly between the elements equal to the
+/// result (the NaNs, when the result is NaN).
+pub fn evenly_distribute_backward(grad: &Tensor, input: &Tensor, value: &Tensor) -> Result<Tensor> {
+    let mask = if truth(&isnan(value)?)? { isnan(input)? } else { ops::eq::call(input, value)? };
+    let mask = cast_to(&mask, grad.dtype())?;
+    let count = ops::sum::call(&mask, None)?;
+    ops::mul::call(&mask, &ops::div::call(grad, &count)?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// cumsum
+// ---------------------------------------------------------------------------------------------
+
+/// The gradient of `cumsum(dim)`: the reversed cumulative sum of `grad`, computed as
+/// `sum(grad, dim) - cumsum(grad, dim) + grad` (there is no `flip` operator).
+pub fn cumsum_backward(grad: &Tensor, dim: i64) -> Result<Tensor> {
+    if grad.dim() == 0 || grad.numel() <= 1 {
+        return Ok(grad.clone());
+    }
+    let d = wrap_dim(dim, grad.dim())? as i64;
+    if grad.size(d)? == 1 {
+        return Ok(grad.clone());
+    }
+    let total = ops::sum_dim_intlist::call(grad, Some(&[d]), true, None)?;
+    let running = ops::cumsum::call(grad, d, None)?;
+    ops::add::call(&ops::sub::call(&total, &running, ONE)?, grad, ONE)
+}
+
+// ---------------------------------------------------------------------------------------------
+// linalg_vector_norm
+// ---------------------------------------------------------------------------------------------
+
+/// The gradient of `linalg_vector_norm(self, ord, dim, keepdim)` (PyTorch's `norm_backward`):
+///
+/// - `ord = 0`: zero (the count of non-zeros is piecewise constant);
+/// - `ord = 1`: `sgn(self) * grad`;
+/// - `ord = 2`: `grad * self / norm` (0 where the norm is 0);
+/// - `ord = ±inf`: `sgn(self) * grad` shared evenly between the elements whose `|x|` equals
+///   the norm (or is NaN);
+/// - other `p`: `grad * sgn(self) |self|^(p-1) / norm^(p-1)` (0 where the norm is 0; for
+///   `p < 1`, written `… * norm^(1-p)` and 0 where `self` is 0).
+pub fn linalg_vector_norm_backward(
+    grad: &Tensor,
+    self_: &Tensor,
+    ord: Scalar,
+    norm: &Tensor,
+    dim: Option<&[i64]>,
+    keepdim: bool,
+) -> Result<Tensor> {
+    let p = ord.to_f64();
+    let ndim = self_.dim();
+    let dims = if reduces_all(dim, ndim) { None } else { dim };
+    let grad = restore_reduced_dims(grad, dims, keepdim, ndim)?;
+    let norm = restore_reduced_dims(norm, dims, keepdim, ndim)?;
+    let norm_is_zero = ops::eq_scalar::call(&norm, Scalar::Int(0))?;
+    // `t` with zeros where the norm is 0.
+    let mask_zero_norm = |t: Tensor| -> Result<Tensor> { where_(&norm_is_zero, &zeros_like(&t)?, &t) };
+    if p == 0.0 {
+        return zeros_like(self_);
+    }
+    if p == 1.0 {
+        return ops::mul::call(&sgn(self_)?, &grad);
+    }
+    if p == 2.0 {
+        return ops::mul::call(&grad, &mask_zero_norm(ops::div::call(self_, &norm)?)?);
+    }
+    if p.is_infinite() {
+        let abs = ops::abs::call(self_)?;
+        let hit = ops::eq::call(&abs, &norm)?;
+        let nan = isnan(&abs)?;
+        let mask = cast_to(&where_(&nan, &nan, &hit)?, grad.dtype())?;
+        let shared = scale_grad_by_count(&grad, &mask, dims.unwrap_or(&[]))?;
+        return ops::mul::call(&sgn(self_)?, &shared);
+    }
+    let abs = ops::abs::call(self_)?;
+    if p < 1.0 {
+        let pow = ops::pow_tensor_scalar::call(&abs, Scalar::Float(p - 1.0))?;
+        let pow = where_(&ops::eq_scalar::call(self_, Scalar::Int(0))?, &zeros_like(&pow)?, &pow)?;
+        let scaled = ops::mul::call(&sgn(self_)?, &pow)?;
+        let norm_pow = ops::pow_tensor_scalar::call(&norm, Scalar::Float(1.0 - p))?;
+        return ops::mul::call(&ops::mul::call(&scaled, &grad)?, &norm_pow);
+    }
+    let scaled = if p < 2.0 {
+        ops::mul::call(&sgn(self_)?, &ops::pow_tensor_scalar::call(&abs, Scalar::Float(p - 1.0))?)?
+    } else {
+        ops::mul::call(self_, &ops::pow_tensor_scalar::call(&abs, Scalar::Float(p - 2.0))?)?
+    };
+    let scale = mask_zero_norm(ops::div::call(&grad, &ops::pow_tensor_scalar::call(&norm, Scalar::Float(p - 1.0))?)?)?;
+    ops::mul::call(&scaled, &scale)
+}

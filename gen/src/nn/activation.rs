@@ -1,0 +1,68 @@
+//! Parameter-free layers: activations, `Flatten`, `Identity`.
+
+use super::Module;
+use crate::{Result, Tensor};
+
+macro_rules! activation {
+    ($(#[$doc:meta])* $name:ident, |$x:ident| $body:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct $name;
+
+        impl Module for $name {
+            fn forward(&self, $x: &Tensor) -> Result<Tensor> {
+                $body
+            }
+        }
+    };
+}
+
+activation!(
+    /// `nn.ReLU`: `max(x, 0)`.
+    ReLU,
+    |x| x.try_relu()
+);
+activation!(
+    /// `nn.GELU` (exact, erf-based).
+    GELU,
+    |x| x.try_gelu()
+);
+activation!(
+    /// `nn.SiLU`: `x · sigmoid(x)`.
+    SiLU,
+    |x| x.try_silu()
+);
+activation!(
+    /// `nn.Tanh`.
+    Tanh,
+    |x| x.try_tanh()
+);
+activation!(
+    /// `nn.Sigmoid`.
+    Sigmoid,
+    |x| x.try_sigmoid()
+);
+activation!(
+    /// `nn.Identity`.
+    Identity,
+    |x| Ok(x.clone())
+);
+
+/// `nn.Flatten`: flattens dims `start_dim..=end_dim` (default 1..=-1, keeping the batch dim).
+#[derive(Clone, Copy, Debug)]
+pub struct Flatten {
+    pub start_dim: i64,
+    pub end_dim: i64,
+}
+
+impl Default for Flatten {
+    fn default() -> Self {
+        Flatten { start_dim: 1, end_dim: -1 }
+    }
+}
+
+impl Module for Flatten {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.try_flatten_with(crate::options::FlattenOpts { start_dim: self.start_dim, end_dim: self.end_dim })
+    }
+}

@@ -1,0 +1,117 @@
+//! Neural-network layers in the style of `torch.nn`: plain structs that hold their parameters
+//! (leaf tensors with `requires_grad`) and buffers, a [`Module`] trait for the forward pass,
+//! named parameter iteration and train/eval mode, and [`Sequential`] to chain layers.
+//!
+//! Parameter and buffer names follow PyTorch's `state_dict` (`0.weight`, `2.running_mean`, …),
+//! so [`Module::state_dict`] can be saved with [`crate::safetensors`] and loaded by PyTorch, and
+//! the other way round. Initialisation follows PyTorch's defaults (see [`init`]) and draws from
+//! oxten's default generator, so `oxten::manual_seed` makes it reproducible.
+//!
+//! ```
+//! use oxten::nn::{Linear, Module, ReLU, Sequential};
+//! use oxten::Tensor;
+//! let net = Sequential::new().add(Linear::new(4, 8)).add(ReLU).add(Linear::new(8, 2));
+//! let y = net.forward(&oxten::ones(&[3, 4])).unwrap();
+//! assert_eq!(&y.sizes()[..], &[3, 2]);
+//! let names: Vec<String> = net.named_parameters().into_iter().map(|(n, _)| n).collect();
+//! assert_eq!(names, ["0.weight", "0.bias", "2.weight", "2.bias"]);
+//! ```
+
+mod activation;
+mod conv;
+mod embedding;
+pub mod init;
+mod linear;
+mod norm;
+mod pool;
+mod sequential;
+
+pub use activation::{Flatten, Identity, ReLU, SiLU, Sigmoid, Tanh, GELU};
+pub use conv::Conv2d;
+pub use embedding::Embedding;
+pub use linear::Linear;
+pub use norm::{BatchNorm2d, GroupNorm, LayerNorm};
+pub use pool::{AdaptiveAvgPool2d, AvgPool2d, Dropout, MaxPool2d};
+pub use sequential::Sequential;
+
+use crate::{Result, Tensor};
+
+/// Whether a named tensor is a trainable parameter or a buffer (state that is saved but not
+/// trained, such as batch norm's running statistics).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    Parameter,
+    Buffer,
+}
+
+/// A layer or a model.
+///
+/// Implement [`forward`](Module::forward) and, for layers with parameters or buffers,
+/// [`visit`](Module::visit) (and [`set_training`](Module::set_training) for layers that behave
+/// differently in training, like dropout and batch norm); the rest is provided.
+pub trait Module: Send + Sync {
+    /// The forward pass.
+    fn forward(&self, input: &Tensor) -> Result<Tensor>;
+
+    /// Calls `f(name, tensor, slot)` for every parameter and buffer, children's prefixed with
+    /// the child's name and a dot, in registration order.
+    fn visit(&self, _f: &mut dyn FnMut(&str, &Tensor, Slot)) {}
+
+    /// Switches between training (`true`) and evaluation mode, recursively.
+    fn set_training(&mut self, _training: bool) {}
+
+    /// Training mode (`model.train()`).
+    fn train(&mut self) {
+        self.set_training(true)
+    }
+
+    /// Evaluation mode (`model.eval()`).
+    fn eval(&mut self) {
+        self.set_training(false)
+    }
+
+    /// The parameters with their `state_dict` names.
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        let mut out = Vec::new();
+        self.visit(&mut |n, t, s| {
+            if s == Slot::Parameter {
+                out.push((n.to_string(), t.clone()));
+            }
+        });
+        out
+    }
+
+    /// The parameters (handles sharing storage with the model's), for an optimizer.
+    fn parameters(&self) -> Vec<Tensor> {
+        self.named_parameters().into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// Parameters and buffers with their names, as PyTorch's `state_dict()` lists them.
+    fn state_dict(&self) -> Vec<(String, Tensor)> {
+        let mut out = Vec::new();
+        self.visit(&mut |n, t, _| out.push((n.to_string(), t.clone())));
+        out
+    }
+
+    /// The number of scalar parameters.
+    fn num_parameters(&self) -> i64 {
+        self.parameters().iter().map(|p| p.numel()).sum()
+    }
+}
+
+/// Visits `child`'s tensors with names prefixed by `prefix.` (for container modules).
+pub fn visit_child(prefix: &str, child: &dyn Module, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
+    child.visit(&mut |n, t, s| f(&format!("{prefix}.{n}"), t, s));
+}
+
+impl<M: Module + ?Sized> Module for Box<M> {
+    fn forward(&self, input: &Tensor) -> Result<Tensor> {
+        (**self).forward(input)
+    }
+    fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
+        (**self).visit(f)
+    }
+    fn set_training(&mut self, training: bool) {
+        (**self).set_training(training)
+    }
+}

@@ -1,0 +1,155 @@
+//! `nn.BatchNorm2d`.
+
+use super::{Module, Slot};
+use crate::{DType, Result, Tensor};
+
+/// Batch normalization over the channel dim of `[N, C, H, W]` input (NCHW or channels_last).
+/// In training it normalizes with the batch's statistics and updates the running ones (momentum
+/// 0.1, unbiased variance); in evaluation it uses the running statistics. State dict names:
+/// `weight`, `bias`, `running_mean`, `running_var`, `num_batches_tracked`.
+pub struct BatchNorm2d {
+    pub weight: Tensor,
+    pub bias: Tensor,
+    pub running_mean: Tensor,
+    pub running_var: Tensor,
+    pub num_batches_tracked: Tensor,
+    pub momentum: f64,
+    pub eps: f64,
+    training: bool,
+}
+
+impl BatchNorm2d {
+    /// PyTorch's defaults: affine, tracking running stats, `eps = 1e-5`, `momentum = 0.1`.
+    pub fn new(num_features: i64) -> Self {
+        BatchNorm2d {
+            weight: crate::ones(&[num_features]).requires_grad_(true),
+            bias: crate::zeros(&[num_features]).requires_grad_(true),
+            running_mean: crate::zeros(&[num_features]),
+            running_var: crate::ones(&[num_features]),
+            num_batches_tracked: crate::zeros_with(
+                &[],
+                crate::options::ZerosOpts { dtype: Some(DType::I64), ..Default::default() },
+            ),
+            momentum: 0.1,
+            eps: 1e-5,
+            training: true,
+        }
+    }
+}
+
+impl Module for BatchNorm2d {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        if x.dim() != 4 {
+            return Err(crate::Error::value(format!("BatchNorm2d: expected 4D input (got {}D input)", x.dim())));
+        }
+        if self.training {
+            // A buffer like the running statistics: loaded checkpoints continue the count.
+            crate::autograd::no_grad(|| self.num_batches_tracked.try_add_scalar_(crate::Scalar::Int(1)))?;
+        }
+        crate::try_batch_norm(
+            x,
+            Some(&self.weight),
+            Some(&self.bias),
+            Some(&self.running_mean),
+            Some(&self.running_var),
+            self.training,
+            self.momentum,
+            self.eps,
+            false,
+        )
+    }
+
+    fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
+        f("weight", &self.weight, Slot::Parameter);
+        f("bias", &self.bias, Slot::Parameter);
+        f("running_mean", &self.running_mean, Slot::Buffer);
+        f("running_var", &self.running_var, Slot::Buffer);
+        f("num_batches_tracked", &self.num_batches_tracked, Slot::Buffer);
+    }
+
+    fn set_training(&mut self, training: bool) {
+        self.training = training;
+    }
+}
+
+/// `nn.LayerNorm`: normalizes over the trailing `normalized_shape` dims, with an elementwise
+/// affine `weight` (ones) and `bias` (zeros), `eps = 1e-5`.
+pub struct LayerNorm {
+    pub normalized_shape: Vec<i64>,
+    pub weight: Tensor,
+    pub bias: Tensor,
+    pub eps: f64,
+}
+
+impl LayerNorm {
+    /// PyTorch's defaults (affine, `eps = 1e-5`).
+    pub fn new(normalized_shape: &[i64]) -> Self {
+        LayerNorm {
+            normalized_shape: normalized_shape.to_vec(),
+            weight: crate::ones(normalized_shape).requires_grad_(true),
+            bias: crate::zeros(normalized_shape).requires_grad_(true),
+            eps: 1e-5,
+        }
+    }
+}
+
+impl Module for LayerNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        crate::try_layer_norm_with(
+            x,
+            &self.normalized_shape,
+            crate::options::LayerNormOpts {
+                weight: Some(&self.weight),
+                bias: Some(&self.bias),
+                eps: self.eps,
+                cudnn_enable: false,
+            },
+        )
+    }
+
+    fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
+        f("weight", &self.weight, Slot::Parameter);
+        f("bias", &self.bias, Slot::Parameter);
+    }
+}
+
+/// `nn.GroupNorm`: splits the channels into `num_groups` groups normalized separately, with a
+/// per-channel affine `weight` (ones) and `bias` (zeros), `eps = 1e-5`.
+pub struct GroupNorm {
+    pub num_groups: i64,
+    pub weight: Tensor,
+    pub bias: Tensor,
+    pub eps: f64,
+}
+
+impl GroupNorm {
+    /// PyTorch's defaults (affine, `eps = 1e-5`).
+    pub fn new(num_groups: i64, num_channels: i64) -> Self {
+        GroupNorm {
+            num_groups,
+            weight: crate::ones(&[num_channels]).requires_grad_(true),
+            bias: crate::zeros(&[num_channels]).requires_grad_(true),
+            eps: 1e-5,
+        }
+    }
+}
+
+impl Module for GroupNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        crate::try_group_norm_with(
+            x,
+            self.num_groups,
+            crate::options::GroupNormOpts {
+                weight: Some(&self.weight),
+                bias: Some(&self.bias),
+                eps: self.eps,
+                cudnn_enabled: false,
+            },
+        )
+    }
+
+    fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
+        f("weight", &self.weight, Slot::Parameter);
+        f("bias", &self.bias, Slot::Parameter);
+    }
+}

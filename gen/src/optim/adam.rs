@@ -1,0 +1,177 @@
+//! Adam and AdamW (`torch.optim.Adam`, `torch.optim.AdamW`), with AMSGrad and `maximize`.
+
+use super::{check, check_params, Group, Optimizer};
+use crate::autograd::no_grad;
+use crate::options::AddInplaceOpts;
+use crate::{Result, Scalar, Tensor};
+
+/// Adam's and AdamW's hyperparameters. `Default` is Adam's PyTorch default (`lr=1e-3`,
+/// `betas=(0.9, 0.999)`, `eps=1e-8`, no weight decay); [`AdamOpts::adamw`] is AdamW's (the same
+/// with `weight_decay=1e-2`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AdamOpts {
+    pub lr: f64,
+    pub betas: (f64, f64),
+    pub eps: f64,
+    pub weight_decay: f64,
+    pub amsgrad: bool,
+    pub maximize: bool,
+}
+
+impl Default for AdamOpts {
+    fn default() -> Self {
+        AdamOpts { lr: 1e-3, betas: (0.9, 0.999), eps: 1e-8, weight_decay: 0.0, amsgrad: false, maximize: false }
+    }
+}
+
+impl AdamOpts {
+    /// AdamW's PyTorch defaults: Adam's with `weight_decay = 1e-2`.
+    pub fn adamw() -> Self {
+        AdamOpts { weight_decay: 1e-2, ..Default::default() }
+    }
+
+    fn validate(&self) -> Result<()> {
+        check(self.lr >= 0.0, "learning rate", self.lr)?;
+        check(self.eps >= 0.0, "epsilon value", self.eps)?;
+        check((0.0..1.0).contains(&self.betas.0), "beta parameter at index 0", self.betas.0)?;
+        check((0.0..1.0).contains(&self.betas.1), "beta parameter at index 1", self.betas.1)?;
+        check(self.weight_decay >= 0.0, "weight_decay value", self.weight_decay)
+    }
+}
+
+/// Per-parameter state: the step count and the moment estimates (created on the first step).
+#[derive(Default)]
+struct State {
+    step: u64,
+    exp_avg: Option<Tensor>,
+    exp_avg_sq: Option<Tensor>,
+    max_exp_avg_sq: Option<Tensor>,
+}
+
+/// The shared implementation; `decoupled` selects AdamW's weight decay.
+struct AdamCore {
+    groups: Vec<Group<AdamOpts, State>>,
+    decoupled: bool,
+}
+
+fn alpha(a: f64) -> AddInplaceOpts {
+    AddInplaceOpts { alpha: Scalar::Float(a) }
+}
+
+impl AdamCore {
+    fn add_group(&mut self, params: Vec<Tensor>, opts: AdamOpts) -> Result<()> {
+        opts.validate()?;
+        check_params(&params)?;
+        self.groups.push(Group { opts, params: params.into_iter().map(|p| (p, State::default())).collect() });
+        Ok(())
+    }
+
+    /// PyTorch's single-tensor update, per parameter with gradient `g`:
+    ///
+    /// ```text
+    /// t ← t + 1;  g ← -g if maximize
+    /// Adam: g ← g + wd·p          AdamW: p ← p·(1 − lr·wd)
+    /// m ← m + (1 − β1)(g − m);    v ← β2·v + (1 − β2)·g²;   v̂ ← max(v̂, v) if amsgrad
+    /// p ← p − lr/(1 − β1ᵗ) · m / (√v / √(1 − β2ᵗ) + eps)
+    /// ```
+    fn step(&mut self) -> Result<()> {
+        let decoupled = self.decoupled;
+        no_grad(|| {
+            for group in &mut self.groups {
+                let o = group.opts;
+                let (b1, b2) = o.betas;
+                for (p, st) in &mut group.params {
+                    let Some(mut g) = p.grad() else { continue };
+                    if o.maximize {
+                        g = g.try_neg()?;
+                    }
+                    st.step += 1;
+                    if o.weight_decay != 0.0 {
+                        if decoupled {
+                            p.try_mul_scalar_(1.0 - o.lr * o.weight_decay)?;
+                        } else {
+                            g = g.try_add_with(p, crate::options::AddOpts { alpha: Scalar::Float(o.weight_decay) })?;
+                        }
+                    }
+                    let m = st.exp_avg.get_or_insert_with(|| crate::zeros_like(p));
+                    m.try_add_with_(&g.try_sub(m)?, alpha(1.0 - b1))?;
+                    let v = st.exp_avg_sq.get_or_insert_with(|| crate::zeros_like(p));
+                    v.try_mul_scalar_(b2)?;
+                    v.try_add_with_(&g.try_mul(&g)?, alpha(1.0 - b2))?;
+                    let t = st.step as i32;
+                    let bias_correction1 = 1.0 - b1.powi(t);
+                    let bias_correction2_sqrt = (1.0 - b2.powi(t)).sqrt();
+                    let second = if o.amsgrad {
+                        let vmax = st.max_exp_avg_sq.get_or_insert_with(|| crate::zeros_like(p));
+                        *vmax = vmax.try_maximum(v)?;
+                        vmax.clone()
+                    } else {
+                        v.clone()
+                    };
+                    let denom = second.try_sqrt()?.try_div_scalar(bias_correction2_sqrt)?.try_add_scalar(o.eps)?;
+                    let m = st.exp_avg.as_ref().expect("set above");
+                    p.try_add_with_(&m.try_div(&denom)?, alpha(-o.lr / bias_correction1))?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn params(&self) -> Vec<Tensor> {
+        self.groups.iter().flat_map(|g| g.params.iter().map(|(p, _)| p.clone())).collect()
+    }
+}
+
+macro_rules! adam_optimizer {
+    ($(#[$doc:meta])* $name:ident, $decoupled:expr) => {
+        $(#[$doc])*
+        pub struct $name(AdamCore);
+
+        impl $name {
+            /// One parameter group with `opts`.
+            pub fn new(params: Vec<Tensor>, opts: AdamOpts) -> Result<Self> {
+                let mut s = $name(AdamCore { groups: Vec::new(), decoupled: $decoupled });
+                s.0.add_group(params, opts)?;
+                Ok(s)
+            }
+
+            /// Adds a group with its own hyperparameters.
+            pub fn add_param_group(&mut self, params: Vec<Tensor>, opts: AdamOpts) -> Result<()> {
+                self.0.add_group(params, opts)
+            }
+
+            /// The first and second moment estimates of parameter `i` of group `group`.
+            pub fn moments(&self, group: usize, i: usize) -> Option<(Tensor, Tensor)> {
+                let st = &self.0.groups.get(group)?.params.get(i)?.1;
+                Some((st.exp_avg.clone()?, st.exp_avg_sq.clone()?))
+            }
+        }
+
+        impl Optimizer for $name {
+            fn step(&mut self) -> Result<()> {
+                self.0.step()
+            }
+            fn lrs(&self) -> Vec<f64> {
+                self.0.groups.iter().map(|g| g.opts.lr).collect()
+            }
+            fn set_lr(&mut self, group: usize, lr: f64) {
+                self.0.groups[group].opts.lr = lr;
+            }
+            fn params(&self) -> Vec<Tensor> {
+                self.0.params()
+            }
+        }
+    };
+}
+
+adam_optimizer!(
+    /// `torch.optim.Adam`: weight decay is added to the gradient (L2 regularisation).
+    Adam,
+    false
+);
+adam_optimizer!(
+    /// `torch.optim.AdamW`: weight decay is applied to the parameter directly (decoupled), before
+    /// the Adam update. Use [`AdamOpts::adamw`] for its PyTorch defaults.
+    AdamW,
+    true
+);

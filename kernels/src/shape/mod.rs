@@ -1,0 +1,8 @@
+//! Shape operators: concatenation (`cat`, `stack`), splitting and regrouping views (`split`,
+//! `split_with_sizes`, `chunk`, `flatten`, `unflatten`), tiling and reordering (`repeat`,
+//! `roll`, `flip`) and triangles (`tril`, `triu`).
+
+pub(crate) mod cat;
+mod repeat;
+mod split;
+mod tri;

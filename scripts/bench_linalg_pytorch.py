@@ -1,0 +1,58 @@
+"""The cases of gen/benches/linalg.rs, measured in PyTorch eager on this machine with 2 threads.
+
+Prints one line per case: `name median_seconds` (medians over repeated timed loops, like
+criterion's). Run right after `cargo bench -p oxten --bench linalg` and compare the medians.
+"""
+import statistics
+import sys
+import time
+
+import torch
+
+
+def median_time(fn, min_time=1.0, reps=20):
+    fn()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt > min_time / reps:
+            break
+        n *= 2
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        samples.append((time.perf_counter() - t0) / n)
+    return statistics.median(samples)
+
+
+def rand_tensor(shape, dtype, salt):
+    n = 1
+    for s in shape:
+        n *= s
+    i = torch.arange(n, dtype=torch.int64) + salt
+    return ((i * 7919 % 1000).to(torch.float32) / 500.0 - 1.0).reshape(shape).to(dtype)
+
+
+def main():
+    torch.set_num_threads(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
+    out = {}
+    for dtype, name, n in ((torch.float32, "float32", 256), (torch.float32, "float32", 1024),
+                           (torch.bfloat16, "bfloat16", 1024)):
+        a, b = rand_tensor((n, n), dtype, 0), rand_tensor((n, n), dtype, 1)
+        out[f"linalg/matmul_{name}/{n}"] = median_time(lambda: torch.matmul(a, b))
+    x, w = rand_tensor((1024, 1024), torch.float32, 0), rand_tensor((1024, 1024), torch.float32, 1)
+    out["linalg/linear_float32/1024"] = median_time(lambda: torch.nn.functional.linear(x, w))
+    a, b = rand_tensor((32, 128, 128), torch.float32, 0), rand_tensor((32, 128, 128), torch.float32, 1)
+    out["linalg/bmm_float32/32x128x128"] = median_time(lambda: torch.bmm(a, b))
+    print(f"# torch {torch.__version__}, threads {torch.get_num_threads()}")
+    for k, v in out.items():
+        print(f"{k} {v:.9e}")
+
+
+if __name__ == "__main__":
+    main()

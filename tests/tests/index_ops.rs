@@ -1,0 +1,262 @@
+//! Shape and indexing operators: replays tests/golden/index.txt (PyTorch's outputs and error
+//! messages, recorded by scripts/golden_index.py) through oxten, then checks what golden values
+//! cannot show: views share storage, meta tensors, out= aliasing, large (parallel) inputs.
+
+use oxten::options::*;
+use oxten::{DType, Device, MemoryFormat, Result, Scalar, Tensor};
+use oxten_tests::golden::{replay, Arg, Case};
+
+const GOLDEN: &str = include_str!("../golden/index.txt");
+
+/// The tensor inputs of a case, in order.
+fn tensors(c: &Case) -> Vec<Tensor> {
+    c.args
+        .iter()
+        .filter_map(|a| match a {
+            Arg::T(t) => Some(t.clone()),
+            Arg::S(_) => None,
+        })
+        .collect()
+}
+
+/// The scalar input of a case (its last argument).
+fn scalar(c: &Case) -> Scalar {
+    c.s(c.args.len() - 1)
+}
+
+/// `pattern` (`i` = next tensor, `n` = None) applied to `ts`.
+fn pattern(c: &Case, ts: &[Tensor]) -> Vec<Option<Tensor>> {
+    let mut it = ts.iter();
+    c.attr("pattern").unwrap().chars().map(|p| if p == 'i' { it.next().cloned() } else { None }).collect()
+}
+
+fn run(c: &Case) -> Result<Vec<Tensor>> {
+    let ts = tensors(c);
+    let t = |i: usize| &ts[i];
+    let int = |k: &str| c.int(k).unwrap();
+    let ints = |k: &str| c.ints(k).unwrap();
+    let one = |r: Result<Tensor>| r.map(|t| vec![t]);
+    match c.op.as_str() {
+        "cat" => one(oxten::try_cat_with(&ts, CatOpts { dim: int("dim") })),
+        "cat_out" => {
+            let (ins, out) = ts.split_at(ts.len() - 1);
+            one(oxten::try_cat_out_with(ins, &out[0], CatOutOpts { dim: int("dim") }))
+        }
+        "stack" => one(oxten::try_stack_with(&ts, StackOpts { dim: int("dim") })),
+        "stack_out" => {
+            let (ins, out) = ts.split_at(ts.len() - 1);
+            one(oxten::try_stack_out_with(ins, &out[0], StackOutOpts { dim: int("dim") }))
+        }
+        "split" => t(0).try_split_with(int("split_size"), SplitOpts { dim: int("dim") }),
+        "split_with_sizes" => t(0).try_split_with_sizes_with(&ints("sizes"), SplitWithSizesOpts { dim: int("dim") }),
+        "chunk" => t(0).try_chunk_with(int("chunks"), ChunkOpts { dim: int("dim") }),
+        "flatten" => one(t(0).try_flatten_with(FlattenOpts { start_dim: int("start"), end_dim: int("end") })),
+        "unflatten" => one(t(0).try_unflatten(int("dim"), &ints("sizes"))),
+        "index_select" => one(t(0).try_index_select(int("dim"), t(1))),
+        "index_select_out" => one(oxten::try_index_select_out(t(0), int("dim"), t(1), t(2))),
+        "gather" => one(t(0).try_gather(int("dim"), t(1))),
+        "gather_out" => one(oxten::try_gather_out(t(0), int("dim"), t(1), t(2))),
+        "scatter_src_out" => one(oxten::try_scatter_src_out(t(0), int("dim"), t(1), t(2), t(3))),
+        "scatter_add_out" => one(oxten::try_scatter_add_out(t(0), int("dim"), t(1), t(2), t(3))),
+        "scatter_src" => one(t(0).try_scatter_src(int("dim"), t(1), t(2))),
+        "scatter_src_" => one(t(0).try_scatter_src_(int("dim"), t(1), t(2))),
+        "scatter_value" => one(t(0).try_scatter_value(int("dim"), t(1), scalar(c))),
+        "scatter_value_" => one(t(0).try_scatter_value_(int("dim"), t(1), scalar(c))),
+        "scatter_add" => one(t(0).try_scatter_add(int("dim"), t(1), t(2))),
+        "scatter_add_" => one(t(0).try_scatter_add_(int("dim"), t(1), t(2))),
+        "masked_fill_scalar" => one(t(0).try_masked_fill_scalar(t(1), scalar(c))),
+        "masked_fill_scalar_" => one(t(0).try_masked_fill_scalar_(t(1), scalar(c))),
+        "masked_fill" => one(t(0).try_masked_fill(t(1), t(2))),
+        "masked_fill_" => one(t(0).try_masked_fill_(t(1), t(2))),
+        "embedding" => one(oxten::try_embedding_with(
+            t(0),
+            t(1),
+            EmbeddingOpts { padding_idx: int("padding_idx"), ..Default::default() },
+        )),
+        "embedding_dense_backward" => {
+            one(oxten::try_embedding_dense_backward(t(0), t(1), int("num_weights"), int("padding_idx"), c.flag("freq")))
+        }
+        "repeat" => one(t(0).try_repeat(&ints("repeats"))),
+        "roll" => one(t(0).try_roll_with(&ints("shifts"), RollOpts { dims: &ints("dims") })),
+        "flip" => one(t(0).try_flip(&ints("dims"))),
+        "tril" => one(t(0).try_tril_with(TrilOpts { diagonal: int("diagonal") })),
+        "triu" => one(t(0).try_triu_with(TriuOpts { diagonal: int("diagonal") })),
+        "tril_" => one(t(0).try_tril_with_(TrilInplaceOpts { diagonal: int("diagonal") })),
+        "triu_" => one(t(0).try_triu_with_(TriuInplaceOpts { diagonal: int("diagonal") })),
+        "tril_out" => one(oxten::try_tril_out_with(t(0), t(1), TrilOutOpts { diagonal: int("diagonal") })),
+        "triu_out" => one(oxten::try_triu_out_with(t(0), t(1), TriuOutOpts { diagonal: int("diagonal") })),
+        "index" => one(t(0).try_index(&pattern(c, &ts[1..]))),
+        "index_out" => one(oxten::try_index_tensor_out(t(0), &pattern(c, &ts[1..2]), t(2))),
+        "index_put" | "index_put_" => {
+            let (ind, vals) = ts[1..].split_at(ts.len() - 2);
+            let indices = pattern(c, ind);
+            let accumulate = c.flag("accumulate");
+            if c.op == "index_put" {
+                one(t(0).try_index_put_with(&indices, &vals[0], IndexPutOpts { accumulate }))
+            } else {
+                one(t(0).try_index_put_with_(&indices, &vals[0], IndexPutInplaceOpts { accumulate }))
+            }
+        }
+        other => panic!("case at line {}: no runner for op {other}", c.line),
+    }
+}
+
+#[test]
+fn index_ops_match_pytorch() {
+    replay(GOLDEN, 450, run);
+}
+
+fn arange(n: i64, shape: &[i64]) -> Tensor {
+    Tensor::from_vec((0..n).map(|v| v as f32).collect::<Vec<_>>(), shape).unwrap()
+}
+
+fn long(v: &[i64]) -> Tensor {
+    Tensor::from_vec(v.to_vec(), &[v.len() as i64]).unwrap()
+}
+
+#[test]
+fn split_chunk_flatten_unflatten_return_views() {
+    let x = arange(12, &[4, 3]);
+    let parts = x.split(3);
+    assert_eq!(parts.len(), 2);
+    let parts2 = x.split_with_sizes(&[1, 3]);
+    let chunks = x.chunk(2);
+    let flat = x.flatten();
+    let unflat = x.unflatten(0, &[2, 2]);
+    for v in parts.iter().chain(&parts2).chain(&chunks).chain([&flat, &unflat]) {
+        assert!(v.storage().is_alias_of(x.storage()), "not a view");
+    }
+    // Writing through a view is seen by the base.
+    parts[1].fill_scalar_(-1.0);
+    assert_eq!(x.to_vec::<f32>().unwrap()[9..], [-1.0, -1.0, -1.0]);
+    // flatten of a non-contiguous tensor has to copy, as in PyTorch.
+    let t = x.t();
+    assert!(!t.flatten().storage().is_alias_of(x.storage()));
+    // flatten of a single dim is the tensor itself.
+    assert!(x.flatten_with(FlattenOpts { start_dim: 1, end_dim: 1 }).is_same(&x));
+}
+
+#[test]
+fn meta_tensors_get_shapes_without_data() {
+    let m = |s: &[i64]| oxten::empty_with(s, EmptyOpts { device: Some(Device::Meta), ..Default::default() });
+    let a = m(&[2, 3]);
+    let b = m(&[4, 3]);
+    assert_eq!(oxten::cat(&[a.clone(), b.clone()]).sizes(), [6, 3]);
+    assert_eq!(oxten::stack(&[a.clone(), a.clone()]).sizes(), [2, 2, 3]);
+    let idx = oxten::empty_with(
+        &[4],
+        EmptyOpts { dtype: Some(DType::I64), device: Some(Device::Meta), ..Default::default() },
+    );
+    assert_eq!(b.index_select(1, &idx).sizes(), [4, 4]);
+    assert_eq!(a.tril().sizes(), [2, 3]);
+    assert_eq!(a.flip(&[0]).sizes(), [2, 3]);
+    assert_eq!(a.roll_with(&[1], RollOpts { dims: &[1] }).sizes(), [2, 3]);
+    assert_eq!(a.repeat(&[2, 2]).sizes(), [4, 6]);
+    assert_eq!(a.index(&[Some(idx.clone())]).sizes(), [4, 3]);
+    let gi = oxten::zeros_with(
+        &[2, 2],
+        ZerosOpts { dtype: Some(DType::I64), device: Some(Device::Meta), ..Default::default() },
+    );
+    assert_eq!(a.gather(1, &gi).sizes(), [2, 2]);
+    assert_eq!(a.scatter_value(1, &gi, 1.0).sizes(), [2, 3]);
+    for t in [oxten::cat(&[a.clone(), b]), a.tril(), a.repeat(&[2, 1])] {
+        assert!(t.is_meta());
+    }
+}
+
+#[test]
+fn out_variants_reject_aliasing_and_bad_dtypes() {
+    let a = arange(6, &[2, 3]);
+    let b = arange(6, &[2, 3]);
+    let e = oxten::try_cat_out(&[a.clone(), b.clone()], &a).unwrap_err();
+    assert!(e.message.contains("some elements of the input tensor and the written-to tensor"), "{e}");
+    let out = Tensor::from_vec(vec![0i64; 0], &[0]).unwrap();
+    let e = oxten::try_cat_out(&[a.clone(), b], &out).unwrap_err();
+    assert!(e.message.contains("can't be cast to the desired output type Long"), "{e}");
+    let c = arange(4, &[2, 2]);
+    let idx = Tensor::from_vec(vec![0i64, 1, 1, 0], &[2, 2]).unwrap();
+    let e = oxten::try_gather_out(&c, 1, &idx, &c).unwrap_err();
+    assert!(e.message.contains("some elements of the input tensor and the written-to tensor"), "{e}");
+    let e = oxten::try_index_select_out(&c, 0, &long(&[1]), &c).unwrap_err();
+    assert!(e.message.contains("written-to tensor"), "{e}");
+}
+
+#[test]
+fn large_inputs_take_the_parallel_paths() {
+    // Big enough for the rayon paths of cat, index_select, gather, scatter_add, flip, tril and
+    // index; checked against simple formulas.
+    let n = 300i64;
+    let x = arange(n * n, &[n, n]);
+    let y = oxten::cat(&[x.clone(), x.clone()]);
+    assert_eq!(y.sizes(), [2 * n, n]);
+    let v = y.to_vec::<f32>().unwrap();
+    assert_eq!(v[(n * n + 5) as usize], 5.0);
+    let rev: Vec<i64> = (0..n).rev().collect();
+    let sel = x.index_select(0, &long(&rev));
+    assert_eq!(
+        sel.to_vec::<f32>().unwrap()[..3],
+        [((n - 1) * n) as f32, ((n - 1) * n + 1) as f32, ((n - 1) * n + 2) as f32]
+    );
+    let flipped = x.flip(&[0]);
+    assert_eq!(flipped.to_vec::<f32>().unwrap(), sel.to_vec::<f32>().unwrap());
+    let idx = long(&rev).unsqueeze(1).expand(&[n, n]).contiguous();
+    let g = x.gather(0, &idx);
+    assert_eq!(g.to_vec::<f32>().unwrap(), sel.to_vec::<f32>().unwrap());
+    let zeros = oxten::zeros(&[n, n]);
+    let back = zeros.scatter_add(0, &idx, &g);
+    assert_eq!(back.to_vec::<f32>().unwrap(), x.to_vec::<f32>().unwrap());
+    let low = x.tril();
+    let lv = low.to_vec::<f32>().unwrap();
+    assert_eq!(lv[1], 0.0);
+    assert_eq!(lv[(n + 1) as usize], (n + 1) as f32);
+    let picked = x.index(&[Some(long(&rev))]);
+    assert_eq!(picked.to_vec::<f32>().unwrap(), sel.to_vec::<f32>().unwrap());
+    let t = x.t().contiguous_with(ContiguousOpts { memory_format: MemoryFormat::Contiguous });
+    assert_eq!(
+        oxten::cat(&[x.t(), x.t()]).to_vec::<f32>().unwrap()[..(n * n) as usize],
+        t.to_vec::<f32>().unwrap()[..]
+    );
+}
+
+#[test]
+fn embedding_gradient_skips_padding_and_scales_by_frequency() {
+    // torch.embedding(w, i, padding_idx, scale_grad_by_freq), backward of (out * arange).sum().
+    let expected: [(i64, bool, [f64; 15]); 3] = [
+        (3, false, [0.0, 1.0, 2.0, 9.0, 10.0, 11.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 12.0, 13.0, 14.0]),
+        (-1, true, [0.0, 1.0, 2.0, 9.0, 10.0, 11.0, 0.0, 0.0, 0.0, 8.0, 9.0, 10.0, 12.0, 13.0, 14.0]),
+        (3, true, [0.0, 1.0, 2.0, 9.0, 10.0, 11.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 12.0, 13.0, 14.0]),
+    ];
+    let i = Tensor::from_vec(vec![0i64, 3, 3, 1, 4, 3], &[2, 3]).unwrap();
+    let weights = Tensor::from_vec((0..18).map(|v| v as f64).collect::<Vec<_>>(), &[2, 3, 3]).unwrap();
+    for (padding_idx, freq, want) in expected {
+        let w = Tensor::from_vec((0..15).map(|v| v as f64).collect::<Vec<_>>(), &[5, 3]).unwrap().requires_grad_(true);
+        let o = oxten::embedding_with(&w, &i, EmbeddingOpts { padding_idx, scale_grad_by_freq: freq, sparse: false });
+        o.mul(&weights).sum().backward();
+        assert_eq!(w.grad().unwrap().to_vec::<f64>().unwrap(), want, "padding_idx {padding_idx}, freq {freq}");
+    }
+}
+
+#[test]
+fn gradients_flow_through_split_views_and_mixed_dtype_cat() {
+    let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0], &[5]).unwrap().requires_grad_(true);
+    let parts = x.split(2);
+    parts[0].mul_scalar(2.0).sum().add(&parts[2].mul_scalar(3.0).sum()).backward();
+    assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), [2.0, 2.0, 0.0, 0.0, 3.0]);
+
+    // An in-place write through a chunk of a non-leaf rebases the history of its base.
+    let w = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[4]).unwrap().requires_grad_(true);
+    let y = w.mul_scalar(1.0);
+    y.chunk(2)[1].mul_scalar_(10.0);
+    y.sum().backward();
+    assert_eq!(w.grad().unwrap().to_vec::<f64>().unwrap(), [1.0, 1.0, 10.0, 10.0]);
+
+    // cat promotes to f64; each input's gradient comes back in its own dtype.
+    let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap().requires_grad_(true);
+    let b = Tensor::from_vec(vec![3.0f64], &[1]).unwrap().requires_grad_(true);
+    let o = oxten::cat(&[a.clone(), b.clone()]);
+    assert_eq!(o.dtype(), DType::F64);
+    o.mul(&Tensor::from_vec(vec![1.0f64, 2.0, 3.0], &[3]).unwrap()).sum().backward();
+    assert_eq!(a.grad().unwrap().dtype(), DType::F32);
+    assert_eq!(a.grad().unwrap().to_vec::<f32>().unwrap(), [1.0, 2.0]);
+    assert_eq!(b.grad().unwrap().to_vec::<f64>().unwrap(), [3.0]);
+}

@@ -1,0 +1,167 @@
+//! oxten::nn: PyTorch's state_dict names, default initialisation, train/eval behaviour, a model
+//! trained in PyTorch loading through safetensors and giving PyTorch's outputs, and a small
+//! training run whose loss must fall.
+
+use oxten::nn::{BatchNorm2d, Conv2d, Dropout, Flatten, Linear, MaxPool2d, Module, ReLU, Sequential};
+use oxten::optim::{Adam, AdamOpts, Optimizer};
+use oxten::{DType, Tensor};
+
+fn cnn() -> Sequential {
+    Sequential::new()
+        .add(Conv2d::new(1, 4, 3).padding(1))
+        .add(BatchNorm2d::new(4))
+        .add(ReLU)
+        .add(MaxPool2d::new(2))
+        .add(Flatten::default())
+        .add(Linear::new(4 * 4 * 4, 10))
+}
+
+#[test]
+fn state_dict_names_and_shapes_follow_pytorch() {
+    let net = cnn();
+    let sd: Vec<(String, Vec<i64>)> = net.state_dict().into_iter().map(|(n, t)| (n, t.sizes().to_vec())).collect();
+    let want: Vec<(&str, Vec<i64>)> = vec![
+        ("0.weight", vec![4, 1, 3, 3]),
+        ("0.bias", vec![4]),
+        ("1.weight", vec![4]),
+        ("1.bias", vec![4]),
+        ("1.running_mean", vec![4]),
+        ("1.running_var", vec![4]),
+        ("1.num_batches_tracked", vec![]),
+        ("5.weight", vec![10, 64]),
+        ("5.bias", vec![10]),
+    ];
+    assert_eq!(sd.len(), want.len());
+    for ((n, s), (wn, ws)) in sd.iter().zip(&want) {
+        assert_eq!((n.as_str(), s), (*wn, ws));
+    }
+    assert_eq!(net.named_parameters().len(), 6);
+    assert_eq!(net.num_parameters(), 4 * 9 + 4 + 4 + 4 + 640 + 10);
+    assert!(net.parameters().iter().all(|p| p.requires_grad() && p.is_leaf()));
+}
+
+#[test]
+fn default_initialisation_is_kaiming_uniform() {
+    oxten::manual_seed(3);
+    let l = Linear::new(400, 300);
+    let w = l.weight.to_vec::<f32>().unwrap();
+    let bound = 1.0 / 20.0;
+    assert!(w.iter().all(|v| v.abs() <= bound));
+    // Uniform on ±b: standard deviation b/√3.
+    let n = w.len() as f64;
+    let mean = w.iter().map(|&v| v as f64).sum::<f64>() / n;
+    let std = (w.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / n).sqrt();
+    assert!(mean.abs() < 1e-3 && (std - bound as f64 / 3f64.sqrt()).abs() < 1e-3, "mean {mean} std {std}");
+    // Reproducible from the seed, different without it.
+    oxten::manual_seed(3);
+    assert_eq!(Linear::new(400, 300).weight.to_vec::<f32>().unwrap(), w);
+    assert_ne!(Linear::new(400, 300).weight.to_vec::<f32>().unwrap(), w);
+}
+
+#[test]
+fn train_and_eval_modes() {
+    let mut drop = Dropout::new(0.5);
+    let x = oxten::ones(&[1000]);
+    let y = drop.forward(&x).unwrap().to_vec::<f32>().unwrap();
+    assert!(y.iter().all(|&v| v == 0.0 || v == 2.0) && y.contains(&0.0));
+    drop.eval();
+    assert_eq!(drop.forward(&x).unwrap().to_vec::<f32>().unwrap(), vec![1.0; 1000]);
+
+    let mut bn = BatchNorm2d::new(2);
+    let x = Tensor::from_vec((0..16).map(|v| v as f32).collect::<Vec<_>>(), &[2, 2, 2, 2]).unwrap();
+    bn.forward(&x).unwrap();
+    // Channel 0 holds 0..4 and 8..12: mean 5.5, unbiased variance 138/7; momentum 0.1.
+    let rm = bn.running_mean.to_vec::<f32>().unwrap();
+    assert!((rm[0] - 0.55).abs() < 1e-6 && (rm[1] - 0.95).abs() < 1e-6, "{rm:?}");
+    let rv = bn.running_var.to_vec::<f32>().unwrap();
+    assert!((rv[0] - (0.9 + 13.8 / 7.0)).abs() < 1e-5 && (rv[1] - rv[0]).abs() < 1e-5, "{rv:?}");
+    assert_eq!(bn.num_batches_tracked.item::<i64>().unwrap(), 1);
+    bn.eval();
+    bn.forward(&x).unwrap();
+    assert_eq!(bn.running_mean.to_vec::<f32>().unwrap(), rm);
+    assert_eq!(bn.num_batches_tracked.item::<i64>().unwrap(), 1);
+    // The count is state: a loaded value is continued.
+    bn.train();
+    bn.num_batches_tracked.fill_scalar_(oxten::Scalar::Int(41));
+    bn.forward(&x).unwrap();
+    assert_eq!(bn.num_batches_tracked.item::<i64>().unwrap(), 42);
+}
+
+#[test]
+fn a_model_trained_in_pytorch_gives_pytorch_outputs() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/golden/digits_cnn.safetensors");
+    let file = oxten::safetensors::load(path).unwrap();
+    let get = |n: &str| file.iter().find(|(k, _)| k == n).unwrap().1.clone();
+    let state: Vec<(String, Tensor)> = file.iter().filter(|(k, _)| !k.starts_with("__")).cloned().collect();
+    let mut net = cnn();
+    oxten::safetensors::copy_into(&state, &net.state_dict()).unwrap();
+    net.eval();
+    let y = net.forward(&get("__input")).unwrap();
+    let (got, want) = (y.to_vec::<f32>().unwrap(), get("__expected").to_vec::<f32>().unwrap());
+    assert_eq!(got.len(), 50);
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() < 1e-5, "{g} vs PyTorch {w}");
+    }
+    assert_eq!(net.state_dict()[6].1.dtype(), DType::I64);
+    // A checkpoint for another model is rejected with every mismatch named.
+    let other = Sequential::new().add(Linear::new(3, 10));
+    let err = oxten::safetensors::copy_into(&state, &other.state_dict()).unwrap_err().to_string();
+    assert!(err.contains("0.weight") && err.contains("Unexpected key"), "{err}");
+}
+
+#[test]
+fn a_small_cnn_learns() {
+    oxten::manual_seed(1);
+    let mut net = cnn();
+    net.train();
+    // Ten fixed random images, each its own class: the network must memorise them.
+    let x = oxten::rand(&[10, 1, 8, 8]);
+    let y = Tensor::from_vec((0..10i64).collect::<Vec<_>>(), &[10]).unwrap();
+    let mut opt = Adam::new(net.parameters(), AdamOpts { lr: 0.02, ..Default::default() }).unwrap();
+    let mut first = None;
+    let mut last = 0.0;
+    for _ in 0..60 {
+        let loss = oxten::cross_entropy_loss(&net.forward(&x).unwrap(), &y);
+        opt.zero_grad();
+        loss.backward();
+        opt.step().unwrap();
+        last = loss.item::<f32>().unwrap();
+        first.get_or_insert(last);
+    }
+    assert!(last < 0.1 * first.unwrap(), "loss {} -> {last}", first.unwrap());
+}
+
+#[test]
+fn more_layers_match_pytorch() {
+    use oxten::nn::{AdaptiveAvgPool2d, AvgPool2d, Embedding, GroupNorm, LayerNorm};
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/golden/nn_layers.safetensors");
+    let file = oxten::safetensors::load(path).unwrap();
+    let get = |n: &str| file.iter().find(|(k, _)| k == n).unwrap_or_else(|| panic!("{n}")).1.clone();
+    let load = |m: &dyn Module, prefix: &str| {
+        let named: Vec<(String, Tensor)> =
+            m.state_dict().into_iter().map(|(n, t)| (format!("{prefix}.{n}"), t)).collect();
+        let src: Vec<(String, Tensor)> =
+            file.iter().filter(|(k, _)| k.starts_with(&format!("{prefix}."))).cloned().collect();
+        oxten::safetensors::copy_into(&src, &named).unwrap();
+    };
+    let check = |name: &str, y: Tensor| {
+        let want = get(&format!("__out_{name}"));
+        assert_eq!(y.sizes(), want.sizes(), "{name}");
+        for (g, w) in y.to_vec::<f32>().unwrap().iter().zip(want.to_vec::<f32>().unwrap()) {
+            assert!((g - w).abs() < 1e-5, "{name}: {g} vs PyTorch {w}");
+        }
+    };
+    let x = get("__x");
+    let ln = LayerNorm::new(&[4, 6]);
+    load(&ln, "ln");
+    check("ln", ln.forward(&x).unwrap());
+    let gn = GroupNorm::new(2, 4);
+    load(&gn, "gn");
+    check("gn", gn.forward(&x).unwrap());
+    check("avg", AvgPool2d::new(2).forward(&x).unwrap());
+    check("ada", AdaptiveAvgPool2d::new(3, 2).forward(&x).unwrap());
+    let emb = Embedding::new(7, 3);
+    load(&emb, "emb");
+    check("emb", emb.forward(&get("__idx")).unwrap());
+    assert_eq!(ln.named_parameters().len() + gn.named_parameters().len() + emb.named_parameters().len(), 5);
+}

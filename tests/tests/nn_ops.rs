@@ -1,0 +1,213 @@
+//! Replays tests/golden/nn.txt — PyTorch's outputs (values, dtype, shape, strides) and error
+//! messages for the nn family (activations, the softmax family, logsumexp, losses), recorded by
+//! scripts/golden_nn.py — through oxten, plus checks PyTorch's file cannot express (meta
+//! tensors, numerical stability, large inputs against a naive reference).
+
+use oxten::ops;
+use oxten::{DType, Device, MemoryFormat, Result, Scalar, Tensor};
+use oxten_tests::golden::{replay, Case};
+
+const GOLDEN: &str = include_str!("../golden/nn.txt");
+
+fn run(c: &Case) -> Result<Vec<Tensor>> {
+    let t = |i: usize| c.t(i);
+    let s = |k: &str, default: Scalar| c.scalar(k).unwrap_or(default);
+    let int = |k: &str| c.int(k).unwrap_or_else(|| panic!("case at line {}: no attribute {k}", c.line));
+    let dim = || int("dim");
+    let dtype = |k: &str| c.attr(k).map(|d| DType::from_name(d).unwrap());
+    let reduction = || c.int("reduction").unwrap_or(1);
+    let ignore = || c.int("ignore_index").unwrap_or(-100);
+    let weight = |i: usize| if c.flag("weight") { Some(t(i)) } else { None };
+    let one = |r: Result<Tensor>| r.map(|t| vec![t]);
+    let f = |v: f64| Scalar::Float(v);
+    let i = Scalar::Int;
+    match c.op.as_str() {
+        // ---- activations ----
+        "elu" => one(ops::elu::call(t(0), s("alpha", i(1)), s("scale", i(1)), s("input_scale", i(1)))),
+        "leaky_relu" => one(ops::leaky_relu::call(t(0), s("negative_slope", f(0.01)))),
+        "leaky_relu_out" => one(ops::leaky_relu_out::call(t(0), s("negative_slope", f(0.01)), t(1))),
+        "hardtanh" => one(ops::hardtanh::call(t(0), s("min_val", i(-1)), s("max_val", i(1)))),
+        "hardtanh_" => {
+            let x = t(0).deep_clone();
+            one(ops::hardtanh_::call(&x, s("min_val", i(-1)), s("max_val", i(1))))
+        }
+        "hardtanh_out" => one(ops::hardtanh_out::call(t(0), s("min_val", i(-1)), s("max_val", i(1)), t(1))),
+        "softplus" => one(ops::softplus::call(t(0), s("beta", i(1)), s("threshold", i(20)))),
+        "elu_backward" => one(ops::elu_backward::call(
+            t(0),
+            s("alpha", i(1)),
+            s("scale", i(1)),
+            s("input_scale", i(1)),
+            c.flag("is_result"),
+            t(1),
+        )),
+        "leaky_relu_backward" => {
+            one(ops::leaky_relu_backward::call(t(0), t(1), s("negative_slope", f(0.01)), c.flag("self_is_result")))
+        }
+        "hardtanh_backward" => one(ops::hardtanh_backward::call(t(0), t(1), s("min_val", i(-1)), s("max_val", i(1)))),
+        "softplus_backward" => one(ops::softplus_backward::call(t(0), t(1), s("beta", i(1)), s("threshold", i(20)))),
+        // ---- softmax family ----
+        "_softmax" => one(ops::_softmax::call(t(0), dim(), c.flag("half_to_float"))),
+        "_log_softmax" => one(ops::_log_softmax::call(t(0), dim(), c.flag("half_to_float"))),
+        "_softmax_out" => one(ops::_softmax_out::call(t(0), dim(), false, t(1))),
+        "_log_softmax_out" => one(ops::_log_softmax_out::call(t(0), dim(), false, t(1))),
+        "softmax" => one(t(0).try_softmax_with(dim(), oxten::options::SoftmaxOpts { dtype: dtype("dtype") })),
+        "log_softmax" => {
+            one(t(0).try_log_softmax_with(dim(), oxten::options::LogSoftmaxOpts { dtype: dtype("dtype") }))
+        }
+        "softmax_int_out" => one(ops::softmax_int_out::call(t(0), dim(), dtype("dtype"), t(1))),
+        "log_softmax_int_out" => one(ops::log_softmax_int_out::call(t(0), dim(), dtype("dtype"), t(1))),
+        "_softmax_backward_data" => {
+            one(ops::_softmax_backward_data::call(t(0), t(1), dim(), dtype("input_dtype").unwrap()))
+        }
+        "_log_softmax_backward_data" => {
+            one(ops::_log_softmax_backward_data::call(t(0), t(1), dim(), dtype("input_dtype").unwrap()))
+        }
+        "logsumexp" => one(ops::logsumexp::call(t(0), &c.ints("dim").unwrap(), c.flag("keepdim"))),
+        "logsumexp_out" => one(ops::logsumexp_out::call(t(0), &c.ints("dim").unwrap(), c.flag("keepdim"), t(1))),
+        // ---- losses ----
+        "nll_loss_forward" => {
+            let (o, tw) = ops::nll_loss_forward::call(t(0), t(1), weight(2), reduction(), ignore())?;
+            Ok(vec![o, tw])
+        }
+        "nll_loss_backward" => {
+            let tw = if c.flag("weight") { 4 } else { 3 };
+            one(ops::nll_loss_backward::call(t(0), t(1), t(2), weight(3), reduction(), ignore(), t(tw)))
+        }
+        "nll_loss" => one(ops::nll_loss::call(t(0), t(1), weight(2), reduction(), ignore())),
+        "nll_loss_nd" => one(ops::nll_loss_nd::call(t(0), t(1), weight(2), reduction(), ignore())),
+        "cross_entropy_loss" => one(ops::cross_entropy_loss::call(
+            t(0),
+            t(1),
+            weight(2),
+            reduction(),
+            ignore(),
+            c.float("label_smoothing").unwrap_or(0.0),
+        )),
+        "mse_loss" => one(ops::mse_loss::call(t(0), t(1), reduction())),
+        "mse_loss_out" => one(ops::mse_loss_out::call(t(0), t(1), reduction(), t(2))),
+        "mse_loss_backward" => one(ops::mse_loss_backward::call(t(0), t(1), t(2), reduction())),
+        "bce_with_logits" => {
+            let w = weight(2);
+            let pw_at = if w.is_some() { 3 } else { 2 };
+            let pw = if c.flag("pos_weight") { Some(t(pw_at)) } else { None };
+            one(ops::binary_cross_entropy_with_logits::call(t(0), t(1), w, pw, reduction()))
+        }
+        other => panic!("case at line {}: no runner for op {other}", c.line),
+    }
+}
+
+#[test]
+fn nn_ops_match_pytorch() {
+    replay(GOLDEN, 450, run);
+}
+
+// ---------------------------------------------------------------------------------------------
+// beyond the golden file
+// ---------------------------------------------------------------------------------------------
+
+fn meta(sizes: &[i64], dtype: DType) -> Tensor {
+    Tensor::empty(sizes, dtype, Device::Meta, MemoryFormat::Contiguous).unwrap()
+}
+
+/// Meta tensors get PyTorch's output shapes and dtypes without any data.
+#[test]
+fn meta_tensors_get_shapes_and_dtypes() {
+    let x = meta(&[4, 5], DType::F32);
+    let y = ops::_softmax::call(&x, 1, false).unwrap();
+    assert_eq!((y.device(), &y.sizes()[..], y.dtype()), (Device::Meta, &[4, 5][..], DType::F32));
+    // half_to_float is accepted by the meta function (the CPU impl rejects it).
+    let h = ops::_log_softmax::call(&meta(&[3], DType::F16), 0, true).unwrap();
+    assert_eq!(h.dtype(), DType::F32);
+    let (o, tw) = ops::nll_loss_forward::call(&x, &meta(&[4], DType::I64), None, 0, -100).unwrap();
+    assert_eq!((&o.sizes()[..], &tw.sizes()[..]), (&[4][..], &[][..]));
+    let e = ops::elu::call(&x, Scalar::Int(1), Scalar::Int(1), Scalar::Int(1)).unwrap();
+    assert_eq!(e.device(), Device::Meta);
+    let m = ops::mse_loss::call(&x, &meta(&[5], DType::F64), 1).unwrap();
+    assert_eq!((&m.sizes()[..], m.dtype()), (&[][..], DType::F64));
+    let hb = ops::hardtanh_backward::call(&meta(&[5], DType::F32), &x, Scalar::Int(-1), Scalar::Int(1)).unwrap();
+    assert_eq!(&hb.sizes()[..], &[4, 5]);
+}
+
+/// Softmax of large inputs stays finite (the max is subtracted) and sums to 1; log-softmax is
+/// the log of softmax; both agree with a naive f64 reference on a non-contiguous input.
+#[test]
+fn softmax_is_stable_and_matches_a_reference() {
+    let vals: Vec<f32> = (0..6 * 257).map(|k| ((k * 7919) % 1000) as f32 * 0.9 - 400.0).collect();
+    let x = Tensor::from_vec(vals.clone(), &[6, 257]).unwrap();
+    for (dim, xt) in [(1, x.clone()), (0, x.t())] {
+        let y = ops::_softmax::call(&xt, dim, false).unwrap();
+        let ly = ops::_log_softmax::call(&xt, dim, false).unwrap();
+        let sizes = xt.sizes();
+        let (rows, n) = if dim == 1 { (sizes[0], sizes[1]) } else { (sizes[1], sizes[0]) };
+        let xv = xt.to_f64_vec().unwrap();
+        let (yv, lyv) = (y.to_f64_vec().unwrap(), ly.to_f64_vec().unwrap());
+        let idx = |r: i64, k: i64| if dim == 1 { (r * n + k) as usize } else { (k * rows + r) as usize };
+        for r in 0..rows {
+            let m = (0..n).map(|k| xv[idx(r, k)]).fold(f64::NEG_INFINITY, f64::max);
+            let lse = m + (0..n).map(|k| (xv[idx(r, k)] - m).exp()).sum::<f64>().ln();
+            let mut total = 0.0;
+            for k in 0..n {
+                let want = xv[idx(r, k)] - lse;
+                assert!((lyv[idx(r, k)] - want).abs() <= 1e-4 * want.abs().max(1.0), "log_softmax dim {dim}");
+                assert!((yv[idx(r, k)] - want.exp()).abs() <= 1e-6, "softmax dim {dim}");
+                total += yv[idx(r, k)];
+            }
+            assert!((total - 1.0).abs() < 1e-5);
+        }
+    }
+}
+
+/// Large enough to split over rayon's pool: every row is still exactly normalized, for f32 and
+/// bf16 (computed in f32), along the last dim and along dim 0.
+#[test]
+fn parallel_softmax_rows_sum_to_one() {
+    let (rows, n) = (512, 300);
+    let vals: Vec<f32> = (0..rows * n).map(|k| ((k * 31) % 97) as f32 * 0.05 - 2.0).collect();
+    let x = Tensor::from_vec(vals, &[rows as i64, n as i64]).unwrap();
+    for dtype in [DType::F32, DType::BF16] {
+        let xd = x.to_dtype(dtype);
+        for dim in [1i64, 0] {
+            let y = ops::_softmax::call(&xd, dim, false).unwrap();
+            let s = y.to_dtype(DType::F64).sum_dim_intlist(Some(&[dim]));
+            let tol = if dtype == DType::F32 { 1e-5 } else { 2e-2 };
+            assert!(s.to_f64_vec().unwrap().iter().all(|v| (v - 1.0).abs() < tol), "{dtype:?} dim {dim}");
+        }
+    }
+}
+
+/// `cross_entropy_loss` equals `nll_loss(log_softmax(x))`, and its gradient through the
+/// structured kernels is `softmax(x) - one_hot(target)` over the batch.
+#[test]
+fn cross_entropy_gradient_is_softmax_minus_one_hot() {
+    let x = Tensor::from_vec(vec![0.5f64, -1.0, 2.0, 0.1, 0.3, -0.7], &[2, 3]).unwrap().requires_grad_(true);
+    let target = Tensor::from_vec(vec![2i64, 0], &[2]).unwrap();
+    let loss = ops::cross_entropy_loss::call(&x, &target, None, 1, -100, 0.0).unwrap();
+    loss.backward();
+    let p = ops::_softmax::call(&x.detach(), 1, false).unwrap().to_f64_vec().unwrap();
+    let g = x.grad().unwrap().to_f64_vec().unwrap();
+    let onehot = [0.0, 0.0, 1.0, 1.0, 0.0, 0.0];
+    for k in 0..6 {
+        assert!((g[k] - (p[k] - onehot[k]) / 2.0).abs() < 1e-12);
+    }
+}
+
+/// Reduction codes other than 0, 1, 2 are rejected by `mse_loss` (PyTorch asserts).
+#[test]
+fn mse_loss_rejects_unknown_reductions() {
+    let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+    let err = ops::mse_loss::call(&x, &x, 3).unwrap_err().to_string();
+    assert!(err.contains("reduction"), "{err}");
+}
+
+/// `nll_loss_backward` with `reduction=none` rejects out-of-range targets (PyTorch writes out of
+/// bounds there).
+#[test]
+fn nll_loss_backward_checks_targets_without_reduction() {
+    let x = Tensor::from_vec(vec![0.0f32; 6], &[2, 3]).unwrap();
+    let t = Tensor::from_vec(vec![0i64, 3], &[2]).unwrap();
+    let go = Tensor::from_vec(vec![1.0f32, 1.0], &[2]).unwrap();
+    let tw = Tensor::scalar(0.0f32);
+    let err = ops::nll_loss_backward::call(&go, &x, &t, None, 0, -100, &tw).unwrap_err().to_string();
+    assert!(err.contains("Target 3 is out of bounds."), "{err}");
+}
