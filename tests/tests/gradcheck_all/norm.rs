@@ -1,7 +1,9 @@
 //! Cases for the normalization entries (`native_batch_norm`, `native_layer_norm`,
-//! `native_group_norm`). First derivatives go through the fused backward kernels, second
-//! derivatives (gradgradcheck runs backward with create_graph) through the differentiable
-//! formulas of gen/src/autograd/helpers/norm.rs.
+//! `native_group_norm` and their backward operators). First derivatives go through the fused
+//! backward kernels; second derivatives (gradgradcheck runs backward with create_graph) through
+//! the backward operators' closed-form double backward (batch and layer norm) or group norm's
+//! differentiable formulas (gen/src/autograd/helpers/norm.rs). The backward operators' own cases
+//! check that double backward (gradcheck) and the third derivatives (gradgradcheck).
 
 use super::{case, Case, Rng};
 use oxten::options::ContiguousOpts;
@@ -10,6 +12,13 @@ use oxten::{MemoryFormat, Tensor};
 fn channels_last(r: &Rng, shape: &[i64]) -> Tensor {
     let t = r.any(shape).detach();
     let t = t.contiguous_with(ContiguousOpts { memory_format: MemoryFormat::ChannelsLast });
+    assert!(!t.is_contiguous());
+    t.requires_grad_(true)
+}
+
+/// A non-contiguous 3-d leaf: the transpose of dims 1 and 2 of a contiguous tensor.
+fn permuted(r: &Rng, shape: &[i64]) -> Tensor {
+    let t = r.any(&[shape[0], shape[2], shape[1]]).detach().transpose(1, 2);
     assert!(!t.is_contiguous());
     t.requires_grad_(true)
 }
@@ -117,6 +126,24 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             bn(x, true, true, false)
         }),
         case("native_batch_norm", "eval, no affine", vec![r.any(&[3, 4])], |x| bn(x, false, true, false)),
+        case("native_batch_norm", "training, no affine, transposed input", vec![r.transposed(&[5, 3])], |x| {
+            bn(x, false, true, true)
+        }),
+        case(
+            "native_batch_norm",
+            "eval, weight only, transposed input",
+            vec![r.transposed(&[4, 3]), r.pos(&[3])],
+            |x| {
+                let (rm, rv) = stats(3);
+                Ok(oxten::try_native_batch_norm(&x[0], Some(&x[1]), None, Some(&rm), Some(&rv), false, 0.1, 1e-5)?.0)
+            },
+        ),
+        case(
+            "native_batch_norm",
+            "training, permuted 3-d input",
+            vec![permuted(r, &[3, 2, 4]), r.pos(&[2]), r.any(&[2])],
+            |x| bn(x, true, false, true),
+        ),
         case(
             "native_batch_norm",
             "eval, channels_last",
@@ -139,6 +166,9 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("native_layer_norm", "bias only, non-contiguous input", vec![r.transposed(&[3, 4]), r.any(&[4])], |x| {
             Ok(oxten::try_native_layer_norm(&x[0], &[4], None, Some(&x[1]), 1e-5)?.0)
         }),
+        case("native_layer_norm", "weight only, permuted input", vec![permuted(r, &[2, 3, 4]), r.pos(&[3, 4])], |x| {
+            Ok(oxten::try_native_layer_norm(&x[0], &[3, 4], Some(&x[1]), None, 1e-5)?.0)
+        }),
         // ---- group norm ----
         case("native_group_norm", "3 groups, affine", vec![r.any(&[2, 6, 3]), r.pos(&[6]), r.any(&[6])], |x| {
             Ok(oxten::try_native_group_norm(&x[0], Some(&x[1]), Some(&x[2]), 2, 6, 3, 3, 1e-5)?.0)
@@ -148,6 +178,12 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             "2 groups, channels_last",
             vec![channels_last(r, &[2, 4, 2, 2]), r.pos(&[4]), r.any(&[4])],
             |x| Ok(oxten::try_native_group_norm(&x[0], Some(&x[1]), Some(&x[2]), 2, 4, 4, 2, 1e-5)?.0),
+        ),
+        case(
+            "native_group_norm",
+            "2 groups, permuted input",
+            vec![permuted(r, &[2, 4, 3]), r.pos(&[4]), r.any(&[4])],
+            |x| Ok(oxten::try_native_group_norm(&x[0], Some(&x[1]), Some(&x[2]), 2, 4, 3, 2, 1e-5)?.0),
         ),
         case("native_group_norm", "1 group, no affine", vec![r.any(&[3, 4, 2])], |x| {
             Ok(oxten::try_native_group_norm(&x[0], None, None, 3, 4, 2, 1, 1e-5)?.0)
@@ -187,6 +223,30 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             |x| bn_backward(x, false, [true; 3]),
         ),
         multi(
+            "native_batch_norm_backward",
+            "eval, no weight, transposed",
+            vec![r.transposed(&[5, 3]), r.transposed(&[5, 3])],
+            |x| bn_backward(x, false, [true, false, true]),
+        ),
+        multi(
+            "native_batch_norm_backward",
+            "training, permuted, grad_input only",
+            vec![permuted(r, &[3, 2, 4]), permuted(r, &[3, 2, 4]), r.pos(&[2])],
+            |x| bn_backward(x, true, [true, false, false]),
+        ),
+        multi(
+            "native_batch_norm_backward",
+            "training, weight and bias gradients only",
+            vec![r.any(&[4, 2, 3]), r.any(&[4, 2, 3]), r.pos(&[2])],
+            |x| bn_backward(x, true, [false, true, true]),
+        ),
+        multi(
+            "native_layer_norm_backward",
+            "permuted, weight",
+            vec![permuted(r, &[2, 3, 4]), permuted(r, &[2, 3, 4]), r.pos(&[4])],
+            |x| ln_backward(x, &[4]),
+        ),
+        multi(
             "native_layer_norm_backward",
             "1 trailing dim, weight",
             vec![r.any(&[3, 4]), r.any(&[3, 4]), r.pos(&[4])],
@@ -202,6 +262,12 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             "native_group_norm_backward",
             "2 groups, weight",
             vec![r.any(&[2, 4, 3]), r.any(&[2, 4, 3]), r.pos(&[4])],
+            |x| gn_backward(x, 2),
+        ),
+        multi(
+            "native_group_norm_backward",
+            "permuted, weight",
+            vec![permuted(r, &[2, 4, 3]), permuted(r, &[2, 4, 3]), r.pos(&[4])],
             |x| gn_backward(x, 2),
         ),
         multi(

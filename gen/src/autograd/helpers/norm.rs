@@ -57,9 +57,11 @@ fn sum_over(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     ops::sum_dim_intlist::call(t, Some(dims), false, None)
 }
 
-/// Whether a gradient is all zeros (the engine's stand-in for one that did not flow).
+/// Whether a gradient is all zeros with no history: the engine's stand-in for one that did not
+/// flow, whose terms can be left out. (A zero gradient that requires grad is kept, so that
+/// higher derivatives with respect to it still reach it.)
 fn all_zero(t: &Tensor) -> Result<bool> {
-    if t.is_meta() {
+    if t.is_meta() || t.requires_grad() {
         return Ok(false);
     }
     Ok(t.to_f64_vec()?.iter().all(|&v| v == 0.0))
