@@ -7,6 +7,13 @@ Cases (format: scripts/golden_lib.py), replayed by tests/tests/norm_ops.rs:
 - native_layer_norm / layer_norm (attr ns = normalized_shape), native_group_norm / group_norm;
 - *_backward: the forward op, then its backward op with grad_out (first input) and output mask
   `mask`; only the outputs the mask asks for are recorded;
+- norm_grad2: second derivatives. `gx, gw, gb = autograd.grad(y, [x, w, b], v, create_graph=True)`
+  through the forward op (attr kind = bn, ln or gn), then `autograd.grad(loss, [x, w, v])` for
+  `loss = sum(gx²)` (plus `sum(gw²) + sum(gb²)` when attr pen=1); outputs contiguous, zeros for
+  unused inputs. The first input is `v`. oxten replays the batch and layer norm cases through the
+  forward op (its create_graph backward records the backward op's node); group norm cases with
+  via=bwd call `native_group_norm_backward` directly (PyTorch cannot differentiate it, so the
+  values come from its differentiable group norm backward);
 - f32/f64/bf16/f16, channels_last (layout cl) and transposed (t) inputs, mixed bf16/f16 input
   with f32 parameters, empty inputs, and errors (PyTorch's message must appear in oxten's).
 Run: python3 scripts/golden_norm.py  (needs torch).
@@ -343,5 +350,77 @@ gn_back_case((3, 4), 2, F64, "c", w=False)
 gn_back_case((2, 4, 5), 2, F64, "c", mask=(1, 0, 0))
 gn_back_case((2, 4, 5), 2, F64, "c", mask=(0, 1, 1))
 gn_back_case((2, 6, 5), 3, BF16, "c", pdt=F32)
+
+
+# ---- second derivatives (norm_grad2) ----
+def grad2_case(kind, shape, dt, layout, w=True, b=True, stats=False, training=True, pen=True, ns=None, group=None,
+               via="fwd"):
+    eps = 1e-5
+    stats = stats or (kind == "bn" and not training)  # evaluation needs running statistics
+    if kind == "bn":
+        args = bn_args(shape, dt, layout, w, b, stats)
+    else:
+        wshape = tuple(ns) if kind == "ln" else (shape[1],)
+        args = [("t", shape, dt, layout)]
+        if w:
+            args.append(("t", wshape, dt, "c", 0.5, 1.5))
+        if b:
+            args.append(("t", wshape, dt, "c"))
+    n, c = shape[0], shape[1]
+    hxw = int(torch.tensor(shape[2:]).prod().item()) if len(shape) > 2 else 1
+
+    def fn(v, *a):
+        x, wt, bt, rm, rv = split(a, w, b, stats)
+        params = [t.requires_grad_() for t in (x, wt, bt) if t is not None]
+        v.requires_grad_()
+        if kind == "bn":
+            y = torch.native_batch_norm(x, wt, bt, rm, rv, training, 0.1, eps)[0]
+        elif kind == "ln":
+            y = torch.native_layer_norm(x, list(ns), wt, bt, eps)[0]
+        else:
+            y = torch.native_group_norm(x, wt, bt, n, c, hxw, group, eps)[0]
+        gs = torch.autograd.grad(y, params, v, create_graph=True)
+        loss = gs[0].pow(2).sum()
+        if pen:
+            for gp in gs[1:]:
+                loss = loss + gp.pow(2).sum()
+        wrt = [x] + ([wt] if w else []) + [v]
+        outs = torch.autograd.grad(loss, wrt, allow_unused=True, materialize_grads=True)
+        return tuple(o.contiguous() for o in outs)
+
+    attrs = dict(kind=kind, eps=eps, pen=int(pen), **flags(w, b, stats))
+    if kind == "bn":
+        attrs["training"] = int(training)
+    elif kind == "ln":
+        attrs["ns"] = list(ns)
+    else:
+        attrs.update(group=group, N=n, C=c, HxW=hxw, via=via)
+    case("norm_grad2", fn, [("t", shape, dt, layout)] + args, **attrs)
+
+
+for training in [True, False]:
+    for pen in [True, False]:
+        grad2_case("bn", (4, 3, 5), F64, "c", training=training, pen=pen)
+    grad2_case("bn", (4, 3, 5), F64, "c", training=training, w=False, b=False)
+    grad2_case("bn", (6, 4), F64, "t", training=training, w=True, b=False)
+    grad2_case("bn", (2, 3, 2, 3), F64, "cl", training=training)
+    # (pen=False: PyTorch's batchnorm_double_backward fails on a bias gradient without a weight.)
+    grad2_case("bn", (3, 2, 2, 2), F64, "c", training=training, w=False, b=True, stats=True, pen=False)
+grad2_case("bn", (4, 3, 5), F64, "c", stats=True)
+grad2_case("bn", (4, 3, 5), F32, "c", training=True)
+for pen in [True, False]:
+    grad2_case("ln", (3, 5), F64, "c", ns=[5], pen=pen)
+grad2_case("ln", (2, 3, 4), F64, "c", ns=[3, 4])
+grad2_case("ln", (2, 3, 4), F64, "c", ns=[4], w=False, b=False)
+grad2_case("ln", (5, 4), F64, "t", ns=[4], b=False)
+grad2_case("ln", (2, 3, 2, 3), F64, "cl", ns=[2, 3])
+grad2_case("ln", (3, 5), F32, "c", ns=[5])
+for via in ["fwd", "bwd"]:
+    for pen in [True, False]:
+        grad2_case("gn", (2, 6, 5), F64, "c", group=3, pen=pen, via=via)
+    grad2_case("gn", (2, 4, 3), F64, "c", group=2, w=False, b=False, via=via)
+    grad2_case("gn", (2, 6, 2, 3), F64, "cl", group=2, via=via)
+    grad2_case("gn", (4, 6), F64, "t", group=3, b=False, via=via)
+grad2_case("gn", (2, 4, 3), F32, "c", group=2)
 
 g.save()
