@@ -106,9 +106,9 @@ pub fn for_each(n: usize, f: impl Fn(usize) + Sync) {
 
 /// `(0..n).map(f).collect()`, computed by [`for_each`]; the results keep their order.
 pub fn map<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    let slots: Vec<Mutex<Option<T>>> = (0..n).map(|_| Mutex::new(None)).collect();
-    for_each(n, |i| *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(f(i)));
-    slots.into_iter().map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every index ran")).collect()
+    let mut slots: Vec<Option<T>> = (0..n).map(|_| None).collect();
+    chunks_mut(&mut slots, 1, |i, slot| slot[0] = Some(f(i)));
+    slots.into_iter().map(|s| s.expect("every index ran")).collect()
 }
 
 /// Calls `f(c, chunk)` for consecutive chunks of `data` of `chunk_len` elements (the last may be
@@ -156,18 +156,24 @@ struct Job {
     joined: AtomicUsize,
 }
 
-/// Claims and runs chunks until none is left.
+/// Claims and runs chunks until none is left, a block of consecutive indices at a time (about
+/// four blocks per thread), so that loops over many small items do not pay one atomic claim
+/// per item.
 fn run(job: &Job) {
     let was = IN_LOOP.with(|c| c.replace(true));
+    let block = (job.n / (4 * (job.workers + 1))).max(1);
     loop {
-        let i = job.next.fetch_add(1, Ordering::Relaxed);
-        if i >= job.n {
+        let start = job.next.fetch_add(block, Ordering::Relaxed);
+        if start >= job.n {
             break;
         }
-        if let Err(p) = catch_unwind(AssertUnwindSafe(|| (job.f)(i))) {
-            job.panic.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(p);
+        let end = (start + block).min(job.n);
+        for i in start..end {
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| (job.f)(i))) {
+                job.panic.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(p);
+            }
         }
-        job.done.fetch_add(1, Ordering::Release);
+        job.done.fetch_add(end - start, Ordering::Release);
     }
     IN_LOOP.with(|c| c.set(was));
 }
