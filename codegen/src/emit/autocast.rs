@@ -99,7 +99,7 @@ fn emit_kernel(s: &mut String, sig: &OpSig, policy: AutocastPolicy) -> String {
     let tensors: Vec<&RustArg> = inputs.iter().copied().filter(|a| !matches!(a.tensor_kind(), TensorArg::No)).collect();
     let _ = writeln!(
         s,
-        "/// Autocast kernel of `{}` (policy `{policy}`, native_functions.yaml line {}): {}, then runs\n/// the operator below autocast.",
+        "/// Autocast kernel of `{}` (policy `{policy}`, native_functions.yaml line {}):\n/// {}, then runs the operator below autocast.",
         sig.f.func,
         sig.f.loc.line,
         policy_doc(policy)
