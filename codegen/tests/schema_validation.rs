@@ -504,7 +504,12 @@ fn autocast_policies_parse() {
     let policies: Vec<Option<AutocastPolicy>> = fns.iter().map(|f| f.autocast).collect();
     assert_eq!(
         policies,
-        [Some(AutocastPolicy::LowerPrecisionFp), Some(AutocastPolicy::Fp32SetOptDtype), Some(AutocastPolicy::Promote), None]
+        [
+            Some(AutocastPolicy::LowerPrecisionFp),
+            Some(AutocastPolicy::Fp32SetOptDtype),
+            Some(AutocastPolicy::Promote),
+            None
+        ]
     );
 }
 

@@ -3,11 +3,11 @@
 //!
 //! Each test declares its own operators so tests do not share dispatch state.
 
+use oxten_runtime::autocast::AutocastGuard;
 use oxten_runtime::dispatch::{
     define_op, local_keys, BoxedKernel, DispatchKey, ExcludeGuard, IValue, IncludeGuard, KeySet, Op, RegistrationKey,
     Resolved,
 };
-use oxten_runtime::autocast::AutocastGuard;
 use oxten_runtime::{DType, Device, Result, Tensor};
 use std::sync::atomic::{AtomicUsize, Ordering};
 

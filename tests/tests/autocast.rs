@@ -141,7 +141,8 @@ fn regions_validate_device_and_dtype() {
     let e = AutocastGuard::try_new(Device::Meta, DType::BF16).err().unwrap();
     assert!(e.to_string().contains("unsupported autocast device_type 'meta'"), "{e}");
     // A disabled region accepts any dtype, as in PyTorch.
-    let g = AutocastGuard::with_opts(CPU, AutocastOpts { dtype: Some(DType::F32), enabled: false, ..Default::default() });
+    let g =
+        AutocastGuard::with_opts(CPU, AutocastOpts { dtype: Some(DType::F32), enabled: false, ..Default::default() });
     assert!(g.is_ok() && !is_autocast_enabled(CPU));
     drop(g);
     assert_eq!(get_autocast_dtype(CPU), DType::BF16);
@@ -233,7 +234,10 @@ fn a_weight_reused_in_a_region_is_cast_once_and_the_cache_empties_on_exit() {
     // Both uses contribute to the gradient.
     y1.to_dtype(DType::F32).sum().add(&y2.to_dtype(DType::F32).sum()).backward();
     let g = w.grad().unwrap();
-    let want = x1.to_dtype(DType::BF16).to_dtype(DType::F32).sum_dim_intlist(Some(&[0]))
+    let want = x1
+        .to_dtype(DType::BF16)
+        .to_dtype(DType::F32)
+        .sum_dim_intlist(Some(&[0]))
         .add(&x2.to_dtype(DType::BF16).to_dtype(DType::F32).sum_dim_intlist(Some(&[0])));
     let (g, want) = (g.to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
     for k in 0..4 {
@@ -325,9 +329,8 @@ fn thread_local_state_carries_autocast_to_rayon_workers_and_threads() {
     // ... and the captured ThreadLocalState brings the caller's autocast state (like
     // `at::ThreadLocalStateGuard` in `at::launch` and the autograd engine).
     let state = ThreadLocalState::capture();
-    let (on, dt, out) = pool.install(|| {
-        state.enter(|| (is_autocast_enabled(CPU), get_autocast_dtype(CPU), a.mm(&b).dtype()))
-    });
+    let (on, dt, out) =
+        pool.install(|| state.enter(|| (is_autocast_enabled(CPU), get_autocast_dtype(CPU), a.mm(&b).dtype())));
     assert!(on && dt == DType::F16 && out == DType::F16);
     let after = std::thread::spawn(move || {
         state.enter(|| ());
@@ -401,13 +404,15 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
             Ok(vec![out])
         }
         "net" => {
-            let h = oxten::try_conv2d_with(t(0), t(1), Conv2dOpts { bias: Some(t(2)), padding: &[1, 1], ..Default::default() })?;
+            let h = oxten::try_conv2d_with(
+                t(0),
+                t(1),
+                Conv2dOpts { bias: Some(t(2)), padding: &[1, 1], ..Default::default() },
+            )?;
             let (rm, rv) = (oxten::zeros(&[4]), oxten::ones(&[4]));
             let h = oxten::try_batch_norm(&h, Some(t(3)), Some(t(4)), Some(&rm), Some(&rv), true, 0.1, 1e-5, false)?;
-            let h = oxten::try_max_pool2d(&h.try_relu()?, &[2, 2])?.try_flatten_with(oxten::options::FlattenOpts {
-                start_dim: 1,
-                ..Default::default()
-            })?;
+            let h = oxten::try_max_pool2d(&h.try_relu()?, &[2, 2])?
+                .try_flatten_with(oxten::options::FlattenOpts { start_dim: 1, ..Default::default() })?;
             let logits = oxten::try_linear_with(&h, t(5), LinearOpts { bias: Some(t(6)) })?;
             let loss = oxten::try_cross_entropy_loss(&logits, t(7))?;
             Ok(vec![logits, loss])

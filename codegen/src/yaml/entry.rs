@@ -292,9 +292,8 @@ fn check_autocast(nf: &NativeFunction, policy: AutocastPolicy, r: &mut Reporter<
     }
     if policy == AutocastPolicy::Fp32SetOptDtype {
         let first_is_tensor = args.first().is_some_and(|a| a.ty == Type::Base(BaseTy::Tensor));
-        let has_dtype = args
-            .iter()
-            .any(|a| a.name == "dtype" && a.ty == Type::Optional(Box::new(Type::Base(BaseTy::ScalarType))));
+        let has_dtype =
+            args.iter().any(|a| a.name == "dtype" && a.ty == Type::Optional(Box::new(Type::Base(BaseTy::ScalarType))));
         if !first_is_tensor || !has_dtype {
             r.at_key(
                 "autocast",

@@ -70,8 +70,12 @@ pub enum AutocastPolicy {
 
 impl AutocastPolicy {
     /// Every policy, in the order messages list them.
-    pub const ALL: [AutocastPolicy; 4] =
-        [AutocastPolicy::LowerPrecisionFp, AutocastPolicy::Fp32, AutocastPolicy::Fp32SetOptDtype, AutocastPolicy::Promote];
+    pub const ALL: [AutocastPolicy; 4] = [
+        AutocastPolicy::LowerPrecisionFp,
+        AutocastPolicy::Fp32,
+        AutocastPolicy::Fp32SetOptDtype,
+        AutocastPolicy::Promote,
+    ];
 
     /// The spelling in `native_functions.yaml` (PyTorch's `CastPolicy` names).
     pub fn name(self) -> &'static str {

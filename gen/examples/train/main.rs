@@ -17,10 +17,10 @@ mod plot;
 mod progress;
 
 use digits::{Digits, SplitMix64};
+use oxten::autocast::AutocastGuard;
 use oxten::nn::{BatchNorm2d, Conv2d, Dropout, Flatten, Linear, MaxPool2d, Module, ReLU, Sequential};
 use oxten::optim::{AdamOpts, AdamW, CosineAnnealingLr, LrScheduler, Optimizer};
 use oxten::options::{ArgmaxOpts, ContiguousOpts};
-use oxten::autocast::AutocastGuard;
 use oxten::{DType, Device, MemoryFormat, Result, Tensor};
 use progress::Progress;
 use std::path::PathBuf;
