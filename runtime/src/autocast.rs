@@ -2,14 +2,14 @@
 //!
 //! Inside an autocast region for a device type, the operators that `native_functions.yaml` marks
 //! with an `autocast:` policy cast their floating-point arguments on that device type before
-//! running (PyTorch 2.15's CPU lists):
+//! running. The policies are PyTorch 2.15's CPU lists, for the operators oxten has:
 //!
-//! | policy | what the kernel does | operators (CPU) |
+//! | policy | what the kernel does | operators |
 //! |---|---|---|
-//! | `lower_precision_fp` | casts f32/f16/bf16 arguments to the region's dtype | `mm`, `bmm`, `addmm`, `matmul`, `linear`, `conv1d`, `conv2d`, `conv_transpose2d` … |
-//! | `fp32` | casts them to f32 | the losses, `prod` … |
-//! | `fp32_set_opt_dtype` | sets `dtype=` to f32 when it is unset and the first argument is eligible | (none on CPU) |
-//! | `promote` | casts them to the widest of their dtypes (f32 over the region's dtype) | `cat`, `stack`, `index_copy` |
+//! | `lower_precision_fp` | casts f32/f16/bf16 arguments to the region's dtype | `mm`, `bmm`, `addmm`, `matmul`, `linear`, `conv1d`, `conv2d`, `conv_transpose2d` |
+//! | `fp32` | casts them to f32 | `cross_entropy_loss`, `nll_loss`, `mse_loss`, `binary_cross_entropy_with_logits`, `prod` |
+//! | `fp32_set_opt_dtype` | sets an unset `dtype=` to f32 when the first argument is eligible | none on CPU (CUDA's `sum`, `softmax` …) |
+//! | `promote` | casts them to the widest of their dtypes (f32 over the region's dtype) | `cat`, `stack` |
 //!
 //! Eligible arguments are floating-point tensors on the region's device type, except f64, which
 //! is never cast. Every other operator runs in the dtypes it is given (so `sum` of a bf16 tensor
