@@ -1,5 +1,6 @@
 //! Generates the registrations of every in-tree kernel (and the structured wrappers) from
-//! native_functions.yaml, and the autograd nodes and kernels from derivatives.yaml.
+//! native_functions.yaml, the autograd nodes and kernels from derivatives.yaml, and the autocast
+//! kernels from the `autocast:` policies of native_functions.yaml.
 //! OXTEN_NATIVE_FUNCTIONS overrides the first file; OXTEN_DERIVATIVES the second, which
 //! otherwise is the `derivatives.yaml` next to the native functions file, or the repository's
 //! when there is none there (a scratch copy of native_functions.yaml alone).
@@ -25,7 +26,7 @@ fn main() {
     let gen = oxten_codegen::emit::generate_from_files(&yaml, Some(&derivatives))
         .unwrap_or_else(|errors| panic!("the operator YAML has errors:\n{}", errors.join("\n")));
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    for file in ["register.rs", "autograd.rs"] {
+    for file in ["register.rs", "autograd.rs", "autocast.rs"] {
         std::fs::write(out.join(file), gen.get(file)).unwrap_or_else(|e| panic!("write {file}: {e}"));
     }
 }

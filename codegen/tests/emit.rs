@@ -14,7 +14,7 @@ fn generation_is_deterministic() {
     assert_eq!(a, b);
     assert_eq!(
         a.files.keys().copied().collect::<Vec<_>>(),
-        ["autograd.rs", "decls.rs", "ops.rs", "pointwise.rs", "register.rs"]
+        ["autocast.rs", "autograd.rs", "decls.rs", "ops.rs", "pointwise.rs", "register.rs"]
     );
 }
 
@@ -101,4 +101,92 @@ fn stubs_show_what_a_kernel_author_writes() {
     let s = stubs(&fns, "exp").unwrap();
     assert!(s.contains("generated from `pointwise: exp(self)`; nothing to write"), "{s}");
     assert!(stubs(&fns, "nonexistent").unwrap_err().contains("no operator named `nonexistent`"));
+}
+
+#[test]
+fn autocast_kernels_follow_the_policy() {
+    let yaml = "\
+- func: linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor
+  autocast: lower_precision_fp
+- func: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  variants: function, method
+  autocast: fp32_set_opt_dtype
+- func: index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor
+  autocast: promote
+- func: cat(Tensor[] tensors, int dim=0) -> Tensor
+  autocast: promote
+- func: mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
+  autocast: fp32
+- func: relu(Tensor self) -> Tensor
+";
+    let g = generate_from_str(yaml, "native_functions.yaml").unwrap();
+    expect![[r#"
+        /// Autocast kernel of `linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor` (policy `lower_precision_fp`, native_functions.yaml line 1):
+        /// casts its floating arguments to the region's lower-precision dtype, then runs the operator below autocast.
+        fn linear_autocast(
+            input: &Tensor,
+            weight: &Tensor,
+            bias: Option<&Tensor>,
+        ) -> Result<Tensor> {
+            let ac = AutocastCall::enter(Some(input));
+            let to = ac.lower_precision_fp();
+            let input = ac.cast(input, to)?;
+            let weight = ac.cast(weight, to)?;
+            let bias = ac.cast_opt(bias, to)?;
+            ops::linear::call(&input, &weight, bias.as_ref())
+        }
+        /// Autocast kernel of `sum(Tensor self, *, ScalarType? dtype=None) -> Tensor` (policy `fp32_set_opt_dtype`, native_functions.yaml line 3):
+        /// computes in f32 (sets an unset `dtype=` to f32 when `self` is eligible), then runs the operator below autocast.
+        fn sum_autocast(self_: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
+            let ac = AutocastCall::enter(Some(self_));
+            let dtype = ac.set_opt_dtype(self_, dtype);
+            ops::sum::call(self_, dtype)
+        }
+        /// Autocast kernel of `index_copy(Tensor self, int dim, Tensor index, Tensor source) -> Tensor` (policy `promote`, native_functions.yaml line 6):
+        /// casts its floating arguments to the widest of their dtypes (f32 over the region's dtype), then runs the operator below autocast.
+        fn index_copy_autocast(
+            self_: &Tensor,
+            dim: i64,
+            index: &Tensor,
+            source: &Tensor,
+        ) -> Result<Tensor> {
+            let ac = AutocastCall::enter(Some(self_));
+            let to = ac.promote([self_, index, source].into_iter())?;
+            let self_ = ac.cast(self_, to)?;
+            let index = ac.cast(index, to)?;
+            let source = ac.cast(source, to)?;
+            ops::index_copy::call(&self_, dim, &index, &source)
+        }
+        /// Autocast kernel of `cat(Tensor[] tensors, int dim=0) -> Tensor` (policy `promote`, native_functions.yaml line 8):
+        /// casts its floating arguments to the widest of their dtypes (f32 over the region's dtype), then runs the operator below autocast.
+        fn cat_autocast(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+            let ac = AutocastCall::enter(tensors.first());
+            let to = ac.promote(tensors.iter())?;
+            let tensors = ac.cast_list(tensors, to)?;
+            ops::cat::call(&tensors, dim)
+        }
+        /// Autocast kernel of `mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor` (policy `fp32`, native_functions.yaml line 10):
+        /// casts its floating arguments to f32, then runs the operator below autocast.
+        fn mse_loss_autocast(self_: &Tensor, target: &Tensor, reduction: i64) -> Result<Tensor> {
+            let ac = AutocastCall::enter(Some(self_));
+            let to = ac.fp32();
+            let self_ = ac.cast(self_, to)?;
+            let target = ac.cast(target, to)?;
+            ops::mse_loss::call(&self_, &target, reduction)
+        }
+    "#]]
+    .assert_eq(kernels_of(g.get("autocast.rs")));
+    // Every policy is registered; operators without one (relu) get no kernel.
+    let regs = g.get("autocast.rs").split("pub fn register_autocast").nth(1).unwrap();
+    for op in ["linear", "sum", "index_copy", "cat", "mse_loss"] {
+        assert!(regs.contains(&format!("ops::{op}::OP.register(DispatchKey::Autocast, {op}_autocast);")), "{op}");
+    }
+    assert!(!g.get("autocast.rs").contains("relu"));
+}
+
+/// The kernels of a generated autocast.rs: from the first kernel to the registration function.
+fn kernels_of(file: &str) -> &str {
+    let start = file.find("/// Autocast kernel").unwrap();
+    let end = file.find("/// Registers the Autocast kernel").unwrap();
+    &file[start..end]
 }

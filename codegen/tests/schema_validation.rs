@@ -3,7 +3,9 @@
 
 use expect_test::{expect, Expect};
 use oxten_codegen::model::OperatorName;
-use oxten_codegen::yaml::{group_native_functions, parse_native_functions, DeviceCheck, NativeFunction, Variant};
+use oxten_codegen::yaml::{
+    group_native_functions, parse_native_functions, AutocastPolicy, DeviceCheck, NativeFunction, Variant,
+};
 
 const FILE: &str = "native_functions.yaml";
 
@@ -234,7 +236,7 @@ fn unknown_key() {
   dispatchh:
     CPU: relu
 ",
-        expect!["native_functions.yaml:3: in `relu`: unknown key `dispatchh` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, autogen, python_module, manual_cpp_binding)"],
+        expect!["native_functions.yaml:3: in `relu`: unknown key `dispatchh` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, autogen, python_module, manual_cpp_binding, autocast)"],
     );
 }
 
@@ -474,7 +476,7 @@ fn all_errors_are_collected_and_sorted() {
 ",
         expect![[r#"
             native_functions.yaml:2: in `b`: `structured_delegate` names `missing.out`, which is not defined in this file
-            native_functions.yaml:4: in `a`: unknown key `colour` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, autogen, python_module, manual_cpp_binding)
+            native_functions.yaml:4: in `a`: unknown key `colour` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, autogen, python_module, manual_cpp_binding, autocast)
             native_functions.yaml:5: in `c`: invalid schema `c(Tensor self) -> Tensr`: column 19: unknown type `Tensr` (known types: Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, Layout, Device, MemoryFormat, Generator, Dimname, Stream, Storage)
             native_functions.yaml:6: in `b`: `b` without an overload name is already used by the entry at native_functions.yaml:1; overload names must be unique"#]],
     );
@@ -484,4 +486,69 @@ fn all_errors_are_collected_and_sorted() {
 fn empty_file_is_empty() {
     assert_eq!(parse_native_functions("", FILE), Ok(vec![]));
     assert_eq!(parse_native_functions("# only a comment\n", FILE), Ok(vec![]));
+}
+
+#[test]
+fn autocast_policies_parse() {
+    let fns = parse_ok(
+        "\
+- func: mm(Tensor self, Tensor mat2) -> Tensor
+  autocast: lower_precision_fp
+- func: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  autocast: fp32_set_opt_dtype
+- func: cat(Tensor[] tensors, int dim=0) -> Tensor
+  autocast: promote
+- func: relu(Tensor self) -> Tensor
+",
+    );
+    let policies: Vec<Option<AutocastPolicy>> = fns.iter().map(|f| f.autocast).collect();
+    assert_eq!(
+        policies,
+        [
+            Some(AutocastPolicy::LowerPrecisionFp),
+            Some(AutocastPolicy::Fp32SetOptDtype),
+            Some(AutocastPolicy::Promote),
+            None
+        ]
+    );
+}
+
+#[test]
+fn autocast_bad_policy() {
+    check(
+        "\
+- func: mm(Tensor self, Tensor mat2) -> Tensor
+  autocast: bf16
+- func: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+  autocast: [fp32]
+",
+        expect![[r#"
+            native_functions.yaml:2: in `mm`: unknown autocast policy `bf16` (expected one of `lower_precision_fp`, `fp32`, `fp32_set_opt_dtype`, `promote`)
+            native_functions.yaml:4: in `mm.out`: `autocast` must be a string, found a list"#]],
+    );
+}
+
+#[test]
+fn autocast_only_on_functional_ops_with_tensors() {
+    check(
+        "\
+- func: addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)
+  variants: method
+  autocast: lower_precision_fp
+- func: mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)
+  autocast: lower_precision_fp
+- func: zeros(int[] size) -> Tensor
+  autocast: fp32
+- func: prod(Tensor self) -> Tensor
+  autocast: fp32_set_opt_dtype
+- func: cat(Tensor[] tensors, *, ScalarType? dtype=None) -> Tensor
+  autocast: fp32_set_opt_dtype
+",
+        expect![[r#"
+            native_functions.yaml:3: in `addmm_`: `autocast` is only allowed on a functional overload (in-place and out= variants run in the dtypes they are given), but `addmm_` is an inplace overload
+            native_functions.yaml:5: in `mm.out`: `autocast` is only allowed on a functional overload (in-place and out= variants run in the dtypes they are given), but `mm.out` is an out= overload
+            native_functions.yaml:7: in `zeros`: `autocast` needs a Tensor argument to cast, which `zeros` lacks
+            native_functions.yaml:9: in `prod`: `autocast: fp32_set_opt_dtype` needs a first `Tensor` argument and a `ScalarType? dtype` argument, which `prod` lacks
+            native_functions.yaml:11: in `cat`: `autocast: fp32_set_opt_dtype` needs a first `Tensor` argument and a `ScalarType? dtype` argument, which `cat` lacks"#]],
+    );
 }

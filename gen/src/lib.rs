@@ -32,6 +32,7 @@ pub use oxten_runtime::{
     Storage, Tensor, TensorLayout,
 };
 
+pub mod autocast;
 pub mod autograd;
 pub mod nn;
 pub mod optim;
@@ -51,7 +52,26 @@ pub fn init() {
     ONCE.call_once(|| {
         register::register_all();
         autograd::register_autograd();
+        autocast::register_autocast();
     });
+}
+
+/// Runs `f` in a CPU autocast region computing in `dtype` (`with torch.autocast("cpu",
+/// dtype=dtype):`): matrix products and convolutions run in `dtype`, losses in f32 (see
+/// [`autocast`](mod@autocast) for the policies and the other device types and options).
+///
+/// ```
+/// use oxten::{DType, Tensor};
+/// let a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).unwrap();
+/// let c = oxten::autocast(DType::BF16, || a.mm(&a));
+/// assert_eq!(c.dtype(), DType::BF16);
+/// ```
+///
+/// # Panics
+/// When `dtype` is not bf16 or f16 (the lower-precision dtypes CPU autocast supports).
+#[track_caller]
+pub fn autocast<R>(dtype: DType, f: impl FnOnce() -> R) -> R {
+    autocast::region(Device::Cpu, dtype, f)
 }
 
 // Register at load time, so that `oxten::Tensor` methods work without an explicit `init()`.

@@ -1,9 +1,10 @@
 //! oxten's runtime: the tensor handle, storage, dtypes and promotion, the dispatcher with its
-//! thread-local include/exclude sets, and TensorIterator.
+//! thread-local include/exclude sets, autograd, autocast state, and TensorIterator.
 //!
 //! Most users depend on the `oxten` crate, which re-exports this one together with the generated
 //! operator API and the registered kernels.
 
+pub mod autocast;
 pub mod autograd;
 pub mod device;
 pub mod dimvec;

@@ -3,11 +3,12 @@
 //!
 //! Each test declares its own operators so tests do not share dispatch state.
 
+use oxten_runtime::autocast::AutocastGuard;
 use oxten_runtime::dispatch::{
     define_op, local_keys, BoxedKernel, DispatchKey, ExcludeGuard, IValue, IncludeGuard, KeySet, Op, RegistrationKey,
     Resolved,
 };
-use oxten_runtime::{Device, Result, Tensor};
+use oxten_runtime::{DType, Device, Result, Tensor};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 type Unary = fn(&Tensor) -> Result<Tensor>;
@@ -61,9 +62,11 @@ fn fallthrough_layers_cost_nothing_and_are_transparent() {
     static OP: Op<Unary> = Op::new("test::fallthrough", "fallthrough(Tensor a) -> Tensor");
     OP.register(DispatchKey::Cpu, |t| Ok(t.clone()));
     let t = cpu(3.0);
-    // Tensors carry Autograd; with Autocast included too, both fall through to CPU.
-    let _g = IncludeGuard::new(DispatchKey::Autocast);
-    assert!(t.key_set().contains(DispatchKey::Autograd));
+    // Tensors carry Autograd and Autocast; with autocast enabled (its key no longer excluded),
+    // both fall through to CPU.
+    let _g = AutocastGuard::new(Device::Cpu, DType::BF16);
+    assert!(!local_keys().1.contains(DispatchKey::Autocast));
+    assert!(t.key_set().contains(DispatchKey::Autograd) && t.key_set().contains(DispatchKey::Autocast));
     assert_eq!(OP.dispatch_key(t.key_set()).unwrap(), DispatchKey::Cpu);
     assert!(call(&OP, t.key_set(), &t).unwrap().is_same(&t));
 }
@@ -80,10 +83,11 @@ fn layer_kernel_runs_then_redispatches_below_itself() {
         Ok(mark(val(&r) + 1.0))
     });
     let t = cpu(0.0);
-    // Not included: the Autocast kernel does not run.
+    // Excluded (autocast off, the default): the Autocast kernel does not run.
+    assert!(local_keys().1.contains(DispatchKey::Autocast));
     assert_eq!(val(&call(&OP, t.key_set(), &t).unwrap()), 10.0);
     assert_eq!(LAYER_CALLS.load(Ordering::SeqCst), 0);
-    let _g = IncludeGuard::new(DispatchKey::Autocast);
+    let _g = AutocastGuard::new(Device::Cpu, DType::BF16);
     assert_eq!(val(&call(&OP, t.key_set(), &t).unwrap()), 11.0);
     assert_eq!(LAYER_CALLS.load(Ordering::SeqCst), 1);
     // The exclude guard inside the kernel was dropped on return.
@@ -110,7 +114,7 @@ fn guards_restore_on_error_and_panic_and_are_per_thread() {
     let _g = IncludeGuard::new(DispatchKey::Autocast);
     assert!(local_keys().0.contains(DispatchKey::Autocast));
     let other = std::thread::spawn(local_keys).join().unwrap();
-    assert_eq!(other, (KeySet::EMPTY, KeySet::EMPTY), "modes must not leak into other threads");
+    assert_eq!(other, (KeySet::EMPTY, KeySet::DEFAULT_EXCLUDED), "modes must not leak into other threads");
 }
 
 #[test]

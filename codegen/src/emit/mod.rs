@@ -7,9 +7,11 @@
 //! | `pointwise.rs` | `oxten-kernels` | meta functions and CPU impls of `pointwise:` operators |
 //! | `register.rs` | `oxten` | structured wrappers and `register_all` |
 //! | `autograd.rs` | `oxten` | backward nodes and Autograd kernels from `derivatives.yaml`, `register_autograd` |
+//! | `autocast.rs` | `oxten` | Autocast kernels from the `autocast:` policies, `register_autocast` |
 //!
 //! Output is deterministic (file order, then `BTreeMap` order) and formatted with prettyplease.
 
+pub mod autocast;
 pub mod autograd;
 pub mod decls;
 pub mod names;
@@ -160,6 +162,7 @@ pub fn generate_with_derivatives(
         ("pointwise.rs", pw),
         ("register.rs", register::emit_register(&sigs, &structured)),
         ("autograd.rs", ag),
+        ("autocast.rs", autocast::emit_autocast(&sigs)),
     ];
     let mut files = BTreeMap::new();
     for (name, code) in raw {

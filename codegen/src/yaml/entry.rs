@@ -6,15 +6,15 @@
 
 use serde_yaml::{Mapping, Value};
 
-use crate::model::{FunctionSchema, OperatorName, SchemaKind};
+use crate::model::{BaseTy, FunctionSchema, OperatorName, SchemaKind, Type};
 
 use super::error::YamlError;
-use super::function::{NativeFunction, Variant, STRUCTURED_BACKEND_KEYS};
+use super::function::{AutocastPolicy, NativeFunction, Variant, STRUCTURED_BACKEND_KEYS};
 use super::loc::{LineIndex, Loc};
 use super::values;
 
 /// Every key an entry may have.
-pub const ALLOWED_KEYS: [&str; 15] = [
+pub const ALLOWED_KEYS: [&str; 16] = [
     "func",
     "variants",
     "dispatch",
@@ -30,6 +30,7 @@ pub const ALLOWED_KEYS: [&str; 15] = [
     "autogen",
     "python_module",
     "manual_cpp_binding",
+    "autocast",
 ];
 
 /// Collects errors for one entry, locating them by key.
@@ -101,6 +102,7 @@ pub(crate) fn parse_entry(
             device_check: Default::default(),
             pointwise: None,
             pointwise_check: None,
+            autocast: None,
         };
         read_keys(map, &mut nf, &mut r);
         check_entry(map, &nf, &mut r);
@@ -186,6 +188,7 @@ fn read_keys(map: &Mapping, nf: &mut NativeFunction, r: &mut Reporter<'_>) {
             "device_check" => values::device_check(v).map(|x| nf.device_check = x),
             "pointwise" => values::string(key, v).map(|s| nf.pointwise = Some(s.to_string())),
             "pointwise_check" => values::string(key, v).map(|s| nf.pointwise_check = Some(s.to_string())),
+            "autocast" => values::autocast_policy(v).map(|p| nf.autocast = Some(p)),
             "device_guard" | "manual_cpp_binding" => values::boolean(key, v).map(drop),
             "python_module" => values::string(key, v).map(drop),
             "autogen" => values::string_list(key, v).map(drop),
@@ -260,6 +263,43 @@ fn check_entry(map: &Mapping, nf: &NativeFunction, r: &mut Reporter<'_>) {
     }
     if nf.pointwise_check.is_some() && nf.pointwise.is_none() {
         r.at_key("pointwise_check", "`pointwise_check` needs a `pointwise` expression on the same entry");
+    }
+    if let Some(policy) = nf.autocast {
+        check_autocast(nf, policy, r);
+    }
+}
+
+/// The rules of `autocast:`: only functional overloads that take a tensor are autocast (PyTorch
+/// never autocasts in-place or out= variants), and `fp32_set_opt_dtype` needs a first `Tensor`
+/// argument and a `ScalarType? dtype` argument to set.
+fn check_autocast(nf: &NativeFunction, policy: AutocastPolicy, r: &mut Reporter<'_>) {
+    let name = nf.func.name.to_string();
+    let kind = nf.func.kind();
+    if kind != SchemaKind::Functional {
+        r.at_key(
+            "autocast",
+            format!(
+                "`autocast` is only allowed on a functional overload (in-place and out= variants run in the dtypes they are given), but `{name}` is {}",
+                kind_word(kind)
+            ),
+        );
+        return;
+    }
+    let args = nf.func.arguments.flat_non_out();
+    if !args.iter().any(|a| a.ty.is_tensor_like()) {
+        r.at_key("autocast", format!("`autocast` needs a Tensor argument to cast, which `{name}` lacks"));
+        return;
+    }
+    if policy == AutocastPolicy::Fp32SetOptDtype {
+        let first_is_tensor = args.first().is_some_and(|a| a.ty == Type::Base(BaseTy::Tensor));
+        let has_dtype =
+            args.iter().any(|a| a.name == "dtype" && a.ty == Type::Optional(Box::new(Type::Base(BaseTy::ScalarType))));
+        if !first_is_tensor || !has_dtype {
+            r.at_key(
+                "autocast",
+                format!("`autocast: fp32_set_opt_dtype` needs a first `Tensor` argument and a `ScalarType? dtype` argument, which `{name}` lacks"),
+            );
+        }
     }
 }
 

@@ -54,6 +54,51 @@ impl fmt::Display for DeviceCheck {
     }
 }
 
+/// `autocast:`, the cast policy of an operator's Autocast kernel (PyTorch's `CastPolicy`, whose
+/// per-operator lists live in `autocast_mode.cpp`; here they are a field of the entry).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum AutocastPolicy {
+    /// Cast floating arguments to the region's lower-precision dtype (bf16 / f16).
+    LowerPrecisionFp,
+    /// Cast floating arguments to f32.
+    Fp32,
+    /// Set the `dtype=` argument to f32 when it is unset and the first argument is eligible.
+    Fp32SetOptDtype,
+    /// Cast floating arguments to the widest of their dtypes (f32 over lower precision).
+    Promote,
+}
+
+impl AutocastPolicy {
+    /// Every policy, in the order messages list them.
+    pub const ALL: [AutocastPolicy; 4] = [
+        AutocastPolicy::LowerPrecisionFp,
+        AutocastPolicy::Fp32,
+        AutocastPolicy::Fp32SetOptDtype,
+        AutocastPolicy::Promote,
+    ];
+
+    /// The spelling in `native_functions.yaml` (PyTorch's `CastPolicy` names).
+    pub fn name(self) -> &'static str {
+        match self {
+            AutocastPolicy::LowerPrecisionFp => "lower_precision_fp",
+            AutocastPolicy::Fp32 => "fp32",
+            AutocastPolicy::Fp32SetOptDtype => "fp32_set_opt_dtype",
+            AutocastPolicy::Promote => "promote",
+        }
+    }
+
+    /// The policy spelled `name`, if any.
+    pub fn from_name(name: &str) -> Option<AutocastPolicy> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+}
+
+impl fmt::Display for AutocastPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One operator entry of `native_functions.yaml`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NativeFunction {
@@ -86,6 +131,9 @@ pub struct NativeFunction {
     /// `pointwise_check:`, a hand-written argument check that the generated meta function of a
     /// pointwise op runs first (e.g. `sub` rejecting bool tensors).
     pub pointwise_check: Option<String>,
+    /// `autocast:`, the operator's cast policy under autocast; `None` (the default) makes the
+    /// Autocast key a fallthrough for it.
+    pub autocast: Option<AutocastPolicy>,
 }
 
 impl NativeFunction {

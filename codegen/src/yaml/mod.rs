@@ -45,7 +45,9 @@ mod values;
 
 pub use entry::ALLOWED_KEYS;
 pub use error::YamlError;
-pub use function::{DeviceCheck, NativeFunction, Variant, COMPOSITE_KEYS, DISPATCH_KEYS, STRUCTURED_BACKEND_KEYS};
+pub use function::{
+    AutocastPolicy, DeviceCheck, NativeFunction, Variant, COMPOSITE_KEYS, DISPATCH_KEYS, STRUCTURED_BACKEND_KEYS,
+};
 pub use group::{group_native_functions, NativeFunctionsGroup};
 pub use load::parse_native_functions;
 pub use loc::Loc;

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_yaml::Value;
 
-use super::function::{DeviceCheck, Variant, DISPATCH_KEYS};
+use super::function::{AutocastPolicy, DeviceCheck, Variant, DISPATCH_KEYS};
 
 /// A short description of a value's YAML kind, for "found ..." messages.
 pub(crate) fn describe(v: &Value) -> &'static str {
@@ -94,6 +94,15 @@ pub(crate) fn device_check(v: &Value) -> Result<DeviceCheck, String> {
         "NoCheck" => Ok(DeviceCheck::NoCheck),
         other => Err(format!("unknown device_check `{other}` (expected `NoCheck` or `ExactSame`)")),
     }
+}
+
+/// `autocast: lower_precision_fp | fp32 | fp32_set_opt_dtype | promote`.
+pub(crate) fn autocast_policy(v: &Value) -> Result<AutocastPolicy, String> {
+    let name = string("autocast", v)?;
+    AutocastPolicy::from_name(name).ok_or_else(|| {
+        let all: Vec<String> = AutocastPolicy::ALL.iter().map(|p| format!("`{p}`")).collect();
+        format!("unknown autocast policy `{name}` (expected one of {})", all.join(", "))
+    })
 }
 
 /// One problem in a `dispatch:` block: the key as written (to find its

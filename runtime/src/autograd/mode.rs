@@ -1,8 +1,9 @@
 //! Thread-local autograd modes: grad mode (`no_grad` / `enable_grad`), inference mode and
 //! anomaly detection, with RAII guards that restore the previous state when dropped (also on
 //! early return, error and panic), and [`ThreadLocalState`] to carry all of them (plus the
-//! dispatcher's include/exclude sets) into another thread.
+//! dispatcher's include/exclude sets and the autocast flags and dtypes) into another thread.
 
+use crate::autocast::AutocastState;
 use crate::dispatch::{local_keys, DispatchKey, KeySet, LocalKeysGuard};
 use std::cell::Cell;
 
@@ -165,10 +166,16 @@ pub fn detect_anomaly<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// A snapshot of this thread's modes — grad mode, inference mode, anomaly mode and the
-/// dispatcher's include/exclude sets — to install on another thread (a rayon task, a worker
-/// thread) with [`ThreadLocalState::enter`]. Modes are thread-local: a spawned thread starts
-/// with grad mode on whatever its parent had.
+/// A snapshot of this thread's modes — grad mode, inference mode, anomaly mode, the
+/// dispatcher's include/exclude sets and the autocast state (whether autocast is enabled and its
+/// dtype, per device type) — to install on another thread (a rayon task, a worker thread) with
+/// [`ThreadLocalState::enter`]. Modes are thread-local: a spawned thread starts with grad mode on
+/// and autocast off whatever its parent had.
+///
+/// As in PyTorch's `at::ThreadLocalState`, the autocast cache setting and region depth are not
+/// carried (the receiving thread keeps its own), and oxten's kernels do not install the state on
+/// the rayon workers they split loops over (`at::parallel_for` does not either): that code runs
+/// below every mode. The autograd engine installs it on the threads it runs backward on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ThreadLocalState {
     pub grad_enabled: bool,
@@ -176,6 +183,8 @@ pub struct ThreadLocalState {
     pub anomaly_enabled: bool,
     pub include: KeySet,
     pub exclude: KeySet,
+    /// Autocast's enabled flags and dtypes (the Autocast key's exclusion is in `exclude`).
+    pub autocast: AutocastState,
 }
 
 impl ThreadLocalState {
@@ -188,6 +197,7 @@ impl ThreadLocalState {
             anomaly_enabled: is_anomaly_enabled(),
             include,
             exclude,
+            autocast: AutocastState::current(),
         }
     }
 
@@ -197,6 +207,7 @@ impl ThreadLocalState {
             prev_grad: GRAD_ENABLED.with(|c| c.replace(self.grad_enabled)),
             prev_inference: INFERENCE_MODE.with(|c| c.replace(self.inference_mode)),
             prev_anomaly: ANOMALY_MODE.with(|c| c.replace(self.anomaly_enabled)),
+            prev_autocast: self.autocast.replace(),
             _keys: LocalKeysGuard::set(self.include, self.exclude),
         }
     }
@@ -214,6 +225,7 @@ pub struct ThreadLocalStateGuard {
     prev_grad: bool,
     prev_inference: bool,
     prev_anomaly: bool,
+    prev_autocast: AutocastState,
     _keys: LocalKeysGuard,
 }
 
@@ -222,5 +234,6 @@ impl Drop for ThreadLocalStateGuard {
         GRAD_ENABLED.with(|c| c.set(self.prev_grad));
         INFERENCE_MODE.with(|c| c.set(self.prev_inference));
         ANOMALY_MODE.with(|c| c.set(self.prev_anomaly));
+        self.prev_autocast.replace();
     }
 }

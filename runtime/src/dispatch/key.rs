@@ -84,11 +84,20 @@ impl KeySet {
     pub const fn of(k: DispatchKey) -> KeySet {
         KeySet(1 << k as u32)
     }
-    /// The keys every ordinary tensor on `device` carries: its backend and Autograd (a
-    /// fallthrough until autograd kernels are registered, so it costs nothing).
+    /// The keys every ordinary tensor on `device` carries: its backend, Autograd (a fallthrough
+    /// until autograd kernels are registered, so it costs nothing) and, on the devices autocast
+    /// serves (all but Meta), Autocast. Autocast is in every thread's exclude set
+    /// ([`KeySet::DEFAULT_EXCLUDED`]) until an autocast region removes it, as in PyTorch, where
+    /// "autocast is enabled" means "the Autocast key is not excluded".
     pub const fn for_device(d: Device) -> KeySet {
-        KeySet(Self::of(DispatchKey::for_device(d)).0 | Self::of(DispatchKey::Autograd).0)
+        let layers = match d {
+            Device::Meta => Self::of(DispatchKey::Autograd).0,
+            _ => Self::of(DispatchKey::Autograd).0 | Self::of(DispatchKey::Autocast).0,
+        };
+        KeySet(Self::of(DispatchKey::for_device(d)).0 | layers)
     }
+    /// The exclude set a thread starts with: Autocast, which [`crate::autocast`] regions remove.
+    pub const DEFAULT_EXCLUDED: KeySet = KeySet::of(DispatchKey::Autocast);
     #[inline]
     pub const fn union(self, o: KeySet) -> KeySet {
         KeySet(self.0 | o.0)

@@ -1,10 +1,11 @@
 //! The dispatcher: one kernel table per operator, indexed by dispatch key.
 //!
 //! A call's key set is the union of its tensors' keys and the thread-local include set, minus the
-//! thread-local exclude set and the operator's fallthrough keys; the highest key runs. Kernels at
-//! the alias keys CompositeImplicitAutograd and CompositeExplicitAutograd fill the backend slots
-//! that have no direct kernel (CompositeImplicitAutograd also fills Autograd), and a per-key
-//! fallback fills what is left.
+//! thread-local exclude set and the operator's fallthrough keys; the highest key runs. Layer keys
+//! without a kernel for an operator (Autograd, Autocast) are fallthroughs: their bit is masked
+//! out of the key set, so they cost nothing. Kernels at the alias keys CompositeImplicitAutograd
+//! and CompositeExplicitAutograd fill the backend slots that have no direct kernel
+//! (CompositeImplicitAutograd also fills Autograd), and a per-key fallback fills what is left.
 
 mod ivalue;
 mod key;
@@ -19,4 +20,6 @@ pub use registry::{
     clear_fallback, define_op, find_op, list, op_names, register_boxed, register_fallback,
     register_fallthrough_fallback, set_init_hook,
 };
-pub use tls::{local_keys, with_excluded, with_included, ExcludeGuard, IncludeGuard, LocalKeysGuard};
+pub use tls::{
+    is_excluded, local_keys, set_excluded, with_excluded, with_included, ExcludeGuard, IncludeGuard, LocalKeysGuard,
+};

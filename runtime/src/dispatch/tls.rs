@@ -2,19 +2,38 @@
 //!
 //! A call's key set is `(tensor keys ∪ include) − exclude`. Guards restore the previous sets when
 //! dropped, so they are restored on early return, on error and on panic.
+//!
+//! Every thread starts with an empty include set and the exclude set
+//! [`KeySet::DEFAULT_EXCLUDED`] (the Autocast key: autocast is off until a region turns it on).
 
-use super::key::KeySet;
+use super::key::{DispatchKey, KeySet};
 use std::cell::Cell;
 
 thread_local! {
     static INCLUDE: Cell<KeySet> = const { Cell::new(KeySet::EMPTY) };
-    static EXCLUDE: Cell<KeySet> = const { Cell::new(KeySet::EMPTY) };
+    static EXCLUDE: Cell<KeySet> = const { Cell::new(KeySet::DEFAULT_EXCLUDED) };
 }
 
 /// The current thread's `(include, exclude)` sets.
 #[inline]
 pub fn local_keys() -> (KeySet, KeySet) {
     (INCLUDE.with(Cell::get), EXCLUDE.with(Cell::get))
+}
+
+/// Whether `key` is in this thread's exclude set (`c10::impl::tls_is_dispatch_key_excluded`).
+#[inline]
+pub fn is_excluded(key: DispatchKey) -> bool {
+    EXCLUDE.with(Cell::get).contains(key)
+}
+
+/// Adds `key` to this thread's exclude set or removes it, with no guard
+/// (`c10::impl::tls_set_dispatch_key_excluded`): for mode setters that restore the previous value
+/// themselves, such as [`crate::autocast::set_autocast_enabled`].
+pub fn set_excluded(key: DispatchKey, excluded: bool) {
+    EXCLUDE.with(|c| {
+        let k = KeySet::of(key);
+        c.set(if excluded { c.get().union(k) } else { c.get().remove(k) })
+    });
 }
 
 /// Adds keys to this thread's include set until dropped.

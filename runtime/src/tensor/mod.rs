@@ -263,6 +263,12 @@ impl Tensor {
     pub fn is_same(&self, other: &Tensor) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
+    /// The tensor's identity: the address of the state its handles share (PyTorch's
+    /// `TensorImpl*`). Distinct for live tensors, views included; it may be reused once the tensor
+    /// and every [`WeakTensor`] to it are gone.
+    pub fn impl_id(&self) -> usize {
+        Arc::as_ptr(&self.0) as usize
+    }
     /// The version counter shared with every view of this tensor's storage.
     pub fn version(&self) -> u64 {
         self.0.storage.version()
