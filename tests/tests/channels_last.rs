@@ -10,7 +10,9 @@
 //!   with PyTorch's strides (and values, for the functional CNN whose parameters are
 //!   deterministic).
 
-use oxten::nn::{AdaptiveAvgPool2d, AvgPool2d, BatchNorm2d, Conv2d, Flatten, Linear, MaxPool2d, Module, ReLU, Sequential};
+use oxten::nn::{
+    AdaptiveAvgPool2d, AvgPool2d, BatchNorm2d, Conv2d, Flatten, Linear, MaxPool2d, Module, ReLU, Sequential,
+};
 use oxten::options::{
     AvgPool2dOpts, ContiguousOpts, Conv2dOpts, DeepCloneOpts, EluOpts, FlattenOpts, GeluOpts, GroupNormOpts,
     HardtanhOpts, LeakyReluOpts, LinearOpts, MaxPool2dOpts, MeanDimOpts, SoftplusOpts,
@@ -108,7 +110,17 @@ fn run_op(c: &Case) -> Result<Vec<Tensor>> {
         "batch_norm" => {
             let rm = t(3).try_deep_clone()?;
             let rv = t(4).try_deep_clone()?;
-            one(oxten::try_batch_norm(t(0), Some(t(1)), Some(t(2)), Some(&rm), Some(&rv), c.flag("training"), 0.1, 1e-5, false))
+            one(oxten::try_batch_norm(
+                t(0),
+                Some(t(1)),
+                Some(t(2)),
+                Some(&rm),
+                Some(&rv),
+                c.flag("training"),
+                0.1,
+                1e-5,
+                false,
+            ))
         }
         "group_norm" => one(oxten::try_group_norm_with(
             t(0),
@@ -249,7 +261,8 @@ fn cnn(x: &Tensor, p: &Params, training: bool, rec: &mut Record) -> Result<Tenso
     };
     let h = conv(x, &p.w1, Some(&p.b1), 1, 1, 1)?;
     r("conv1", &h);
-    let h = oxten::try_batch_norm(&h, Some(&p.gamma), Some(&p.beta), Some(&p.rm), Some(&p.rv), training, 0.1, 1e-5, false)?;
+    let h =
+        oxten::try_batch_norm(&h, Some(&p.gamma), Some(&p.beta), Some(&p.rm), Some(&p.rv), training, 0.1, 1e-5, false)?;
     r("bn", &h);
     let h = h.try_relu()?;
     r("relu", &h);
@@ -280,7 +293,11 @@ fn cnn(x: &Tensor, p: &Params, training: bool, rec: &mut Record) -> Result<Tenso
     assert!(hv.iter().zip(&dv).all(|(h, d)| *d == 0.0 || (d - 2.0 * h).abs() <= 1e-6 * h.abs().max(1.0)));
     let h = oxten::try_dropout(&h, 0.5, false)?;
     r("dropout", &h);
-    let h = oxten::try_avg_pool2d_with(&h, &[3, 3], AvgPool2dOpts { stride: &[1, 1], padding: &[1, 1], ..Default::default() })?;
+    let h = oxten::try_avg_pool2d_with(
+        &h,
+        &[3, 3],
+        AvgPool2dOpts { stride: &[1, 1], padding: &[1, 1], ..Default::default() },
+    )?;
     r("avgpool", &h);
     let h = oxten::try_adaptive_avg_pool2d(&h, &[2, 2])?;
     r("adaptive", &h);
@@ -384,7 +401,9 @@ fn check_against_nchw(run: &str, cl_run: &Record, nchw_run: &Record, failures: &
             continue;
         }
         let (av, bv) = (a.to_f64_vec().unwrap(), b.to_f64_vec().unwrap());
-        if let Some((j, (x, y))) = av.iter().zip(&bv).enumerate().find(|(_, (x, y))| (*x - *y).abs() > 1e-5 + 1e-4 * y.abs()) {
+        if let Some((j, (x, y))) =
+            av.iter().zip(&bv).enumerate().find(|(_, (x, y))| (*x - *y).abs() > 1e-5 + 1e-4 * y.abs())
+        {
             failures.push(format!("{run} {name}[{j}]: channels_last {x} vs NCHW {y}"));
         }
     }
