@@ -28,7 +28,9 @@ use im2col::{Geom, Layout};
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::{ops, DType, Device, Error, MemoryFormat, Result, Tensor};
 pub(crate) use params::list;
-use params::{backend_format, batchify, check_bias_dtype, check_dtypes, check_shape, output_sizes, Params};
+use params::{
+    backend_format, batchify, check_bias_dtype, check_dtypes, check_shape, output_sizes, uses_mkldnn, Params,
+};
 
 // ---------------------------------------------------------------------------------------------
 // helpers
@@ -236,11 +238,12 @@ impl ConvolutionCompositeExplicit for Composite {
 // convolution_backward
 // ---------------------------------------------------------------------------------------------
 
-/// A new tensor for the gradient of `t`, dense in `format`: with `t`'s own strides when `t`
-/// already is (they differ from `format`'s canonical strides only on size-1 dimensions), as
-/// PyTorch's backends return it.
-fn gradient_like(t: &Tensor, format: MemoryFormat) -> Result<Tensor> {
-    if t.is_contiguous_as(format) {
+/// A new tensor for the gradient of `t`, dense in `format`. With `canonical` (the input
+/// gradient, and the weight gradient where PyTorch uses oneDNN) it has `format`'s canonical
+/// strides; otherwise `t`'s own strides when `t` already is dense in `format` (they differ from
+/// the canonical ones only on size-1 dimensions), as PyTorch's native backends return it.
+fn gradient_like(t: &Tensor, format: MemoryFormat, canonical: bool) -> Result<Tensor> {
+    if !canonical && t.is_contiguous_as(format) {
         Tensor::empty_strided_deferred(&t.sizes(), &t.strides(), t.dtype(), Device::Cpu)
     } else {
         Tensor::empty_deferred(&t.sizes(), t.dtype(), Device::Cpu, format)
@@ -257,6 +260,7 @@ fn float_backward<S: FloatElem>(
     p: &Params,
     mask: [bool; 2],
     format: MemoryFormat,
+    mkldnn: bool,
 ) -> Result<(Option<Tensor>, Option<Tensor>)> {
     let layout = layout_of(format);
     let go = ops::contiguous::call(grad_output, format)?;
@@ -267,7 +271,7 @@ fn float_backward<S: FloatElem>(
     // SAFETY: `w` is contiguous of dtype S.
     let wp = compute::pack_weight::<S>(&g, layout, unsafe { dense::<S>(&w) });
     let grad_input = if mask[0] {
-        let gi = gradient_like(input, format)?;
+        let gi = gradient_like(input, format, true)?;
         // SAFETY: operands are dense in `format` with the geometry's sizes; `gi` is fresh and
         // written whole.
         unsafe {
@@ -287,7 +291,7 @@ fn float_backward<S: FloatElem>(
         // SAFETY: as above.
         let packed =
             unsafe { compute::backward_weight::<S>(&g, layout, xin.data_ptr().cast(), yout.data_ptr().cast()) };
-        let gw = gradient_like(weight, format)?;
+        let gw = gradient_like(weight, format, mkldnn)?;
         // SAFETY: `gw` is fresh, dense in `format`, and written whole.
         unsafe {
             let dst = Overwrite::new(&gw);
@@ -372,6 +376,7 @@ fn convolution_backward_impl(
         (input.clone(), grad_output.clone(), weight.clone(), p.clone())
     };
     let format = backend_format(&x, &w);
+    let mkldnn = uses_mkldnn(input, weight, &p);
     let empty = input.sizes()[0] == 0 || input.sizes()[1] == 0;
     let (gi, gw) = if input.is_meta() || empty {
         let make = |t: &Tensor, f: MemoryFormat| -> Result<Option<Tensor>> {
@@ -381,7 +386,7 @@ fn convolution_backward_impl(
         let f = if empty { MemoryFormat::Contiguous } else { format };
         (if mask[0] { make(&x, f)? } else { None }, if mask[1] { make(&w, f)? } else { None })
     } else if input.dtype().is_floating_point() {
-        float_dispatch!(input.dtype(), float_backward(&go, &x, &w, &p2, [mask[0], mask[1]], format))?
+        float_dispatch!(input.dtype(), float_backward(&go, &x, &w, &p2, [mask[0], mask[1]], format, mkldnn))?
     } else {
         return Err(Error::dtype(format!(
             "\"slow_conv2d_backward_cpu\" not implemented for '{}'",

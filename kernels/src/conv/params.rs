@@ -282,6 +282,32 @@ pub(crate) fn backend_format(input: &Tensor, weight: &Tensor) -> MemoryFormat {
     }
 }
 
+/// PyTorch's `ConvParams::use_mkldnn` on CPU (oneDNN available, bf16/f16 supported by the CPU):
+/// whether PyTorch runs this convolution through oneDNN rather than its native kernels. oxten
+/// computes both the same way; the choice only decides how a weight gradient is laid out in the
+/// ambiguous cases (size-1 dims), where oneDNN's is canonical in the backend format and the
+/// native one keeps the weight's own strides. f32 takes oneDNN except where PyTorch's
+/// heuristic finds its native kernel faster (small 1x1 single-image convolutions).
+pub(crate) fn uses_mkldnn(input: &Tensor, weight: &Tensor, p: &Params) -> bool {
+    if p.transposed && p.output_padding.iter().zip(&p.stride).any(|(o, s)| o >= s) {
+        return false;
+    }
+    match input.dtype() {
+        DType::BF16 | DType::F16 => return true,
+        DType::F32 => {}
+        _ => return false,
+    }
+    let (x, w) = (input.sizes(), weight.sizes());
+    if x.len() != 4 || w.len() != 4 {
+        return false;
+    }
+    let strided = p.stride.iter().any(|&s| s != 1);
+    let dilated = p.dilation.iter().any(|&d| d != 1);
+    let one_by_one = w[2] == 1 && w[3] == 1;
+    (strided || dilated || x[0] >= 16 || !one_by_one || rayon::current_num_threads() > 1)
+        && (p.groups > 1 || (w[2] > 3 && w[3] > 3) || x[0] > 1 || x.iter().product::<i64>() > 20480)
+}
+
 /// `batchify`: an unbatched input gets a batch dimension of 1.
 pub(crate) fn batchify(input: &Tensor, spatial: usize, name: &str) -> Result<(Tensor, bool)> {
     let (unbatched, batched) = (spatial + 1, spatial + 2);

@@ -270,7 +270,7 @@ impl BernoulliPCompositeExplicit for crate::Composite {
 
 /// PyTorch's `check_supported_max_int_with_precision`: `n - 1` must fit the dtype, and floats
 /// must count that far exactly.
-fn check_randperm_dtype(n: i64, dtype: DType) -> Result<()> {
+pub(super) fn check_randperm_dtype(n: i64, dtype: DType) -> Result<()> {
     let last = Scalar::Int(if n > 0 { n - 1 } else { n });
     match_dtype!(dtype, T => { scalar_to::<T>(last)?; });
     let limit = |bits: u32, what: &str| -> Result<()> {
@@ -361,14 +361,19 @@ fn randperm_impl(
         return Ok(t);
     }
     check_randperm_dtype(n, dtype)?;
-    let p = permutation(n, &generator_or_default(generator));
+    let src = permutation_tensor(n, &generator_or_default(generator), dtype)?;
+    copy_(&t, &src)?;
+    Ok(t)
+}
+
+/// [`permutation`] as a contiguous `[n]` tensor of `dtype`.
+pub(super) fn permutation_tensor(n: i64, g: &Generator, dtype: DType) -> Result<Tensor> {
     fn typed<T: ScalarElem>(p: Vec<i64>) -> Result<Tensor> {
         let n = p.len() as i64;
         Tensor::from_vec(p.into_iter().map(T::cast_i64).collect::<Vec<T>>(), &[n])
     }
-    let src = match_dtype!(dtype, T => typed::<T>(p)?);
-    copy_(&t, &src)?;
-    Ok(t)
+    let p = permutation(n, g);
+    Ok(match_dtype!(dtype, T => typed::<T>(p)?))
 }
 
 impl RandpermCompositeExplicit for crate::Composite {

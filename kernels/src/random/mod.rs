@@ -1,7 +1,7 @@
 //! Random sampling: the in-place distributions (`uniform_`, `normal_`, `random_`,
 //! `bernoulli_`), the factories built on them (`rand`, `randn`, `randint`, the `*_like` forms,
-//! `bernoulli`, `randperm`) and dropout (`native_dropout` and its backward, `dropout`,
-//! `feature_dropout`).
+//! `bernoulli`, `randperm`, `normal` with tensor arguments, and their `out=` overloads) and
+//! dropout (`native_dropout` and its backward, `dropout`, `feature_dropout`).
 //!
 //! Every kernel draws from a [`Generator`] (the one passed, else the default generator) through
 //! Philox blocks: it reserves the blocks it needs up front ([`Generator::reserve`]) and element
@@ -16,6 +16,7 @@
 mod dist;
 mod dropout;
 mod factories;
+mod out;
 mod sample;
 
 use oxten_runtime::generator::{default_generator, PhiloxStream};

@@ -15,7 +15,8 @@ use std::sync::{Arc, Mutex};
 ///
 /// When `.grad` is empty it steals the incoming gradient if nothing else references it or its
 /// memory (a view whose base nothing else holds counts as unreferenced) and grad mode is off
-/// (not `create_graph`); otherwise it stores a copy laid out like the leaf.
+/// (not `create_graph`) and it obeys the layout contract (the leaf's strides on every dimension
+/// of size > 1); otherwise it stores a copy laid out like the leaf.
 /// When `.grad` exists it adds in place (grad mode off) or out of place (`create_graph`, so the
 /// new `.grad` has history). Tensor hooks of the leaf run (in the engine) before this.
 pub struct AccumulateGrad {
@@ -40,8 +41,7 @@ impl AccumulateGrad {
     pub fn accumulate(variable: &Tensor, new: Tensor, expected_refs: usize) -> Result<()> {
         match variable.grad() {
             None => {
-                let layout_ok = new.strides() == variable.strides()
-                    || (!variable.is_non_overlapping_and_dense() && new.is_contiguous());
+                let layout_ok = obeys_layout_contract(&new, variable);
                 let stealable = !is_grad_enabled()
                     && new.use_count() <= expected_refs
                     && owns_its_memory(&new)
@@ -63,6 +63,18 @@ impl AccumulateGrad {
         }
         Ok(())
     }
+}
+
+/// PyTorch's `obeys_layout_contract`: `grad` may become `variable.grad` as it is when it has the
+/// variable's strides on every dimension of size > 1 (the strides of size-1 dimensions carry no
+/// layout, except that a 0 stride marks a view), or is contiguous when the variable is not dense.
+fn obeys_layout_contract(grad: &Tensor, variable: &Tensor) -> bool {
+    if !variable.is_non_overlapping_and_dense() {
+        return grad.is_contiguous();
+    }
+    let (sizes, strides, want) = (grad.sizes(), grad.strides(), variable.strides());
+    sizes.len() == want.len()
+        && sizes.iter().zip(strides.iter().zip(want.iter())).all(|(&n, (&s, &w))| if n == 1 { s != 0 } else { s == w })
 }
 
 /// Whether no tensor but `new` can reach its memory: its storage is held by `new` alone, or `new`

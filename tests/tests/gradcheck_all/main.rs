@@ -14,6 +14,7 @@ mod linalg;
 mod nn;
 mod norm;
 mod random;
+mod random_out;
 mod reduce2;
 mod spine;
 
@@ -125,6 +126,7 @@ fn cases() -> Vec<Case> {
     all.extend(conv::cases(&Rng(Cell::new(4004))));
     all.extend(reduce2::cases(&Rng(Cell::new(4242))));
     all.extend(random::cases(&Rng(Cell::new(4004))));
+    all.extend(random_out::cases(&Rng(Cell::new(4321))));
     all
 }
 
