@@ -177,12 +177,19 @@ pub(crate) fn col2im_nhwc<T: Real>(g: &Geom, col: &[T], c0: usize, p0: usize, p1
 /// (`offset` is the segment's first pixel relative to `p0`).
 #[inline]
 fn for_row_segments(g: &Geom, p0: usize, p1: usize, mut f: impl FnMut(usize, usize, usize, usize)) {
+    if p0 >= p1 {
+        return;
+    }
+    // One division for the block, not two per segment: on small images (8 x 8) a segment is a
+    // few pixels and the divisions cost more than the copy.
+    let (mut oh, mut ow0) = (p0 / g.ow, p0 % g.ow);
     let mut p = p0;
     while p < p1 {
-        let (oh, ow0) = (p / g.ow, p % g.ow);
         let ow1 = g.ow.min(ow0 + (p1 - p));
         f(oh, ow0, ow1, p - p0);
         p += ow1 - ow0;
+        oh += 1;
+        ow0 = 0;
     }
 }
 
