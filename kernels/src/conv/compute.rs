@@ -7,7 +7,7 @@
 //! NHWC `[groups][K = (i, j, c)][O/groups]` (output channels contiguous, like the output rows);
 //! NCHW `[groups][O/groups][K = (c, i, j)]`, which is the contiguous weight itself.
 //!
-//! Parallelism: the forward splits the work into (image, pixel block) tasks over rayon's pool,
+//! Parallelism: the forward splits the work into (image, pixel block) tasks over the thread pool,
 //! each running single-threaded products; the weight gradient does the same into one
 //! accumulator per worker chunk (summed in a fixed order, so results do not depend on
 //! scheduling); the input gradient, which scatters overlapping receptive fields back into its

@@ -1,6 +1,6 @@
 //! Element types of the convolution and pooling kernels: the storage type of a tensor and the
 //! type its arithmetic runs in (f32 for f16/bf16, as PyTorch's CPU kernels accumulate), with
-//! slice conversions between them, and raw pointers that may cross rayon's threads.
+//! slice conversions between them, and raw pointers that may cross the thread pool's threads.
 
 use half::slice::HalfFloatSliceExt;
 use oxten_runtime::dtype::{bf16, f16};
@@ -126,7 +126,7 @@ macro_rules! reduced_float {
 reduced_float!(f16);
 reduced_float!(bf16);
 
-/// A raw pointer that may be shared with rayon's workers: each worker writes a disjoint part of
+/// A raw pointer that may be shared with the thread pool's workers: each worker writes a disjoint part of
 /// what it points to (the kernels using it say why, at each `SAFETY:`).
 ///
 /// Read it through [`get`](Self::get): a closure that names the field would capture the bare

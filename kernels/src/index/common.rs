@@ -1,5 +1,5 @@
 //! Building blocks shared by the index and shape kernels: PyTorch's overlap assertions, index
-//! dtype checks, a strided row walker (serial or split over rayon), element copies by size and
+//! dtype checks, a strided row walker (serial or split over the thread pool), element copies by size and
 //! the accumulation used by `scatter_add`, `index_put_(accumulate=True)` and
 //! `embedding_dense_backward`.
 
@@ -80,7 +80,7 @@ pub(crate) unsafe fn read_index(p: *const u8, i: isize, dtype: DType) -> i64 {
     }
 }
 
-/// A raw pointer that may be shared with rayon workers; every use site explains why its
+/// A raw pointer that may be shared with the thread pool's workers; every use site explains why its
 /// accesses do not race.
 #[derive(Clone, Copy)]
 pub(crate) struct Ptr(pub *mut u8);
@@ -99,7 +99,7 @@ impl Ptr {
 /// Walks the rows of an iteration space: `shape` split into outer dims (all but the last) and
 /// an inner dim of length `inner`. For every outer position `f` receives the element offset of
 /// each operand (from `strides[k]`, one stride per dim of `shape`) and the outer coordinates.
-/// With `parallel` and enough elements the outer positions are split over rayon; `f` must then
+/// With `parallel` and enough elements the outer positions are split over the thread pool; `f` must then
 /// only write what its own rows own.
 pub(crate) fn for_each_row<const N: usize>(
     shape: &[i64],

@@ -5,7 +5,7 @@
 //! `cpu_scatter_gather_base_kernel`): positions along the other dims are shared by `self`, the
 //! index, `src` and the output, and the index picks the position along `dim`. Rows (fixed
 //! positions along the other dims) touch disjoint parts of the output, so they are split over
-//! rayon; within a row a scatter's writes stay in order.
+//! the thread pool; within a row a scatter's writes stay in order.
 
 use super::common::{
     assert_no_internal_overlap, assert_no_overlap, assert_no_partial_overlap, check_out_dtype, for_each_row,

@@ -76,7 +76,7 @@ impl Lines {
 }
 
 /// A `Send`/`Sync` wrapper for the bf16 matrices the conversion passes read and write from
-/// rayon tasks (each task handles its own lines).
+/// parallel tasks (each task handles its own lines).
 #[derive(Clone, Copy)]
 struct Shared(Mat<bf16>);
 
@@ -91,11 +91,11 @@ impl Shared {
     }
 }
 
-/// Matrices with at least this many elements are converted on rayon's pool when the product
+/// Matrices with at least this many elements are converted on the thread pool when the product
 /// itself may use it.
 const PARALLEL_ELEMS: usize = 1 << 16;
 
-/// Runs `f(l, line)` for every line `l` of `buf` (`len` elements each), on rayon's pool when
+/// Runs `f(l, line)` for every line `l` of `buf` (`len` elements each), on the thread pool when
 /// `par` allows it and the buffer is large.
 fn for_lines(buf: &mut [f32], len: usize, par: Parallelism, f: impl Fn(usize, &mut [f32]) + Sync) {
     if len == 0 {

@@ -5,8 +5,8 @@
 //! - f32, f64 and f16 go to the `gemm` crate (run-time SIMD dispatch, cache blocking, packing;
 //!   f16 is packed to f32 panels and accumulated in f32). `gemm` reads any row/column strides, so
 //!   transposed and sliced operands are never copied here.
-//! - bf16 goes to [`super::bf16_gemm`]: an AVX-512 BF16 kernel where the CPU has one, otherwise whole
-//!   operands widened to f32 in one vectorized pass, the f32 kernel, and one rounding pass.
+//! - bf16 goes to [`super::bf16_gemm`]: whole operands widened to f32 in one vectorized pass,
+//!   the f32 kernel, and one rounding pass (there is no AVX-512 BF16 dot-product kernel yet).
 //! - Integer dtypes use a plain loop with wrapping arithmetic, as C++ integer arithmetic wraps.
 //!
 //! The scalars follow PyTorch: they are converted to the dtype's compute type first (integers
@@ -14,8 +14,9 @@
 //! in it does not propagate), and when `alpha` is zero or the inner dim is empty the product is
 //! not computed (`0 * inf` does not appear).
 //!
-//! Batches of small products are spread over rayon's pool one product per task; a single large
-//! product lets `gemm` split its own loops.
+//! Batches of small products are spread over oxten's thread pool (`oxten_runtime::parallel`) one
+//! product per task; a single large product is cut into one block of columns (or rows) per
+//! thread, each a single-threaded `gemm` call (see [`gemm_call`]).
 
 use super::bf16_gemm;
 use crate::math::Element;
@@ -24,12 +25,12 @@ use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::iter::scalar_type_name;
 use oxten_runtime::{DType, Error, Result, Scalar, Tensor};
 
-/// Products with at least this many multiply-adds (`m * n * k`) may use rayon's pool (`gemm`
+/// Products with at least this many multiply-adds (`m * n * k`) may run on the thread pool (`gemm`
 /// itself stays on one thread below its own, larger threshold).
 const PARALLEL_WORK: usize = 64 * 64 * 64;
 
 /// Batched products of at least this many multiply-adds each run one after the other, each
-/// split by `gemm`; smaller ones run one product per rayon task.
+/// split by `gemm`; smaller ones run one product per parallel task.
 const SPLIT_EACH_WORK: usize = 256 * 256 * 256;
 
 /// The sizes of a product: `[m, k] x [k, n]`.
@@ -81,7 +82,7 @@ pub(super) struct Operand {
     pub bs: isize,
 }
 
-// SAFETY: an `Operand` is an address plus strides. The engine hands operands to rayon tasks that
+// SAFETY: an `Operand` is an address plus strides. The engine hands operands to parallel tasks that
 // read the inputs and write pairwise-disjoint matrices of `dst` (the callers check that `dst` has
 // no internal overlap and overlaps no input), so sharing them across threads is sound.
 unsafe impl Send for Operand {}

@@ -5,7 +5,7 @@
 //!   live here. As in PyTorch, the element kernels exist for the floating dtypes only (f16/bf16
 //!   computed in f32), except `hardtanh`, which is `clamp` with PyTorch's legacy integer bounds.
 //! * [`softmax`]: structured `_softmax` / `_log_softmax` and their backward kernels (max
-//!   subtracted, f32 accumulation for f16/bf16, any dim, a vectorizable last-dim path with rayon
+//!   subtracted, f32 accumulation for f16/bf16, any dim, a vectorizable last-dim path split over the thread pool
 //!   over rows), the `softmax.int` / `log_softmax.int` composites and `logsumexp`.
 //! * [`loss`]: `nll_loss_forward` / `nll_loss_backward` (structured), the `nll_loss`,
 //!   `nll_loss_nd` and `cross_entropy_loss` composites, `mse_loss` (+ backward) and

@@ -14,7 +14,7 @@
 //! * the last-dim case (`inner == 1`) works row by row on contiguous slices with eight
 //!   independent accumulators, so the max, `exp` and sum loops vectorize; other dims work on
 //!   blocks of up to [`BLOCK`] columns, with the loop over columns innermost;
-//! * rows (or blocks) are split over rayon's pool once the work reaches
+//! * rows (or blocks) are split over the thread pool once the work reaches
 //!   [`GRAIN_SIZE`](oxten_runtime::iter::GRAIN_SIZE) elements;
 //! * an output that is not contiguous or overlaps an input is computed into a temporary and
 //!   copied back.
@@ -262,7 +262,7 @@ fn softmax_backward_block<M: Float>(
 }
 
 // ---------------------------------------------------------------------------------------------
-// drivers: contiguous [outer, n, inner] buffers, split over rayon
+// drivers: contiguous [outer, n, inner] buffers, split over the thread pool
 // ---------------------------------------------------------------------------------------------
 
 /// `outer x n x inner`: the shape a softmax over one dim sees.
@@ -305,12 +305,12 @@ impl Shape {
 /// A raw pointer that may cross threads: tasks write disjoint parts of the buffer.
 #[derive(Clone, Copy)]
 struct SharedPtr<T>(*mut T);
-// SAFETY: only used to hand disjoint regions of one buffer to rayon tasks (see `run_tasks`).
+// SAFETY: only used to hand disjoint regions of one buffer to parallel tasks (see `run_tasks`).
 unsafe impl<T> Send for SharedPtr<T> {}
 // SAFETY: as above.
 unsafe impl<T> Sync for SharedPtr<T> {}
 
-/// Runs `f` over `0..tasks`, split into ranges over rayon's pool when the work (`tasks *
+/// Runs `f` over `0..tasks`, split into ranges over the thread pool when the work (`tasks *
 /// task_len` elements) is large enough.
 fn run_tasks(tasks: usize, task_len: usize, f: impl Fn(Range<usize>) + Sync) {
     let work = tasks.saturating_mul(task_len.max(1));

@@ -13,7 +13,7 @@
 //! Statistics are two-pass (mean, then the sum of squared deviations from it). Sums run in the
 //! element math type (f32 for f32, f16 and bf16; f64 for f64) over blocks of at most
 //! [`BLOCK`] elements and eight lanes, and the block sums are added in f64, so long reductions
-//! lose no accuracy. Work is split over rayon's pool above [`GRAIN`] elements, in chunks whose
+//! lose no accuracy. Work is split over the thread pool above [`GRAIN`] elements, in chunks whose
 //! size does not depend on the number of threads: results are the same on every machine.
 //!
 //! Reduced-precision inputs are computed in f32 and rounded once. PyTorch's CPU mixed-type rule
@@ -30,7 +30,7 @@ use oxten_runtime::{DType, Device, Error, MemoryFormat, Result, Tensor};
 use std::mem::MaybeUninit;
 use std::ops::{Add, AddAssign, Div, Mul, Sub};
 
-/// Inputs with at least this many elements are processed on rayon's pool.
+/// Inputs with at least this many elements are processed on the thread pool.
 pub(crate) const GRAIN: usize = 32768;
 /// Elements summed in the math type before the partial sum is added in f64.
 pub(crate) const BLOCK: usize = 1024;

@@ -4,7 +4,7 @@
 //!
 //! The meta functions check the arguments with PyTorch's messages and in PyTorch's order and set
 //! outputs in the input's suggested memory format. The CPU kernels run on dense buffers in that
-//! format: channels-first loops over planes (one rayon task per group of planes), channels-last
+//! format: channels-first loops over planes (one parallel task per group of planes), channels-last
 //! loops over output pixels with the channels innermost (vectorized along C, compiled per
 //! instruction-set level like the runtime's inner loops). f16/bf16 are computed in f32; integer
 //! average pooling sums in i64 and divides with truncation, as PyTorch does.

@@ -6,7 +6,7 @@
 //! Every kernel draws from a [`Generator`] (the one passed, else the default generator) through
 //! Philox blocks: it reserves the blocks it needs up front ([`Generator::reserve`]) and element
 //! `i` of the tensor's memory (in memory order, for a dense tensor) is computed from the block(s)
-//! at a fixed position `i / per_block`. Work is split over rayon in chunks that start at block
+//! at a fixed position `i / per_block`. Work is split over the thread pool in chunks that start at block
 //! boundaries, so the values never depend on the number of threads. A tensor that is not dense
 //! (a strided slice) is sampled into a contiguous temporary and copied in.
 //!
