@@ -61,13 +61,13 @@ pub fn threads_now() -> usize {
 pub fn for_each(n: usize, f: impl Fn(usize) + Sync) {
     let f: &(dyn Fn(usize) + Sync) = &f;
     if n <= 1 || threads_now() <= 1 {
-        (0..n).for_each(f);
+        serial(n, f);
         return;
     }
     let pool = pool();
     if pool.shared.busy.swap(true, Ordering::Acquire) {
         // Another thread's loop holds the pool.
-        (0..n).for_each(f);
+        serial(n, f);
         return;
     }
     // SAFETY: the job is only reachable through `shared.job` while this call runs: every call of
@@ -100,6 +100,20 @@ pub fn for_each(n: usize, f: impl Fn(usize) + Sync) {
     pool.shared.busy.store(false, Ordering::Release);
     let panic = job.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(p) = panic {
+        resume_unwind(p);
+    }
+}
+
+/// [`for_each`] on the calling thread, with the same contract: every index runs even if one
+/// panics, and the first panic is re-raised at the end.
+fn serial(n: usize, f: &(dyn Fn(usize) + Sync)) {
+    let mut first = None;
+    for i in 0..n {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(i))) {
+            first.get_or_insert(p);
+        }
+    }
+    if let Some(p) = first {
         resume_unwind(p);
     }
 }
@@ -333,6 +347,21 @@ mod tests {
         }));
         let msg = r.unwrap_err();
         assert_eq!(msg.downcast_ref::<&str>(), Some(&"chunk 3 failed"));
+        assert_eq!(done.into_inner(), 15);
+        // The same on the serial path (inside a one-thread rayon pool).
+        let done = AtomicUsize::new(0);
+        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+        let r = one.install(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                for_each(16, |i| {
+                    if i == 3 {
+                        panic!("chunk 3 failed");
+                    }
+                    done.fetch_add(1, Ordering::Relaxed);
+                })
+            }))
+        });
+        assert!(r.is_err());
         assert_eq!(done.into_inner(), 15);
         // The pool is usable afterwards.
         assert_eq!(map(3, |i| i + 1), vec![1, 2, 3]);

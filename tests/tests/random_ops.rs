@@ -678,34 +678,3 @@ fn in_place_random_ops_have_zero_gradients() {
     let b = oxten::full(&[3], 0.5).requires_grad_(true).bernoulli();
     assert!(b.requires_grad());
 }
-
-/// Rough speed check (run with `--ignored --nocapture`): elements per second of each sampler.
-#[test]
-#[ignore]
-fn timing() {
-    oxten::init();
-    let n = 10_000_000;
-    let g = gen(1);
-    let time = |name: &str, f: &dyn Fn() -> Tensor| {
-        f();
-        let t0 = std::time::Instant::now();
-        let reps = 5;
-        for _ in 0..reps {
-            f();
-        }
-        let dt = t0.elapsed().as_secs_f64() / reps as f64;
-        println!("{name:<28} {:8.2} ms  ({:.2} ns/element)", dt * 1e3, dt * 1e9 / n as f64);
-    };
-    let f64o = |d| RandnGeneratorOpts { dtype: Some(d), ..Default::default() };
-    time("rand f32", &|| oxten::rand_generator(&[n], Some(&g)));
-    time("rand f64", &|| oxten::rand_generator_with(&[n], Some(&g), with_dtype(DType::F64)));
-    time("randn f32", &|| oxten::randn_generator(&[n], Some(&g)));
-    time("randn f64", &|| oxten::randn_generator_with(&[n], Some(&g), f64o(DType::F64)));
-    time("randn bf16", &|| oxten::randn_generator_with(&[n], Some(&g), f64o(DType::BF16)));
-    time("randint [0, 10)", &|| oxten::randint_generator(10, &[n], Some(&g)));
-    let x = oxten::ones(&[n]);
-    time("bernoulli_(0.5) f32", &|| x.bernoulli_float_with_(BernoulliFloatInplaceOpts { p: 0.5, generator: Some(&g) }));
-    time("native_dropout f32", &|| oxten::native_dropout(&x, 0.5, Some(true)).0);
-    time("dropout f32", &|| oxten::dropout(&x, 0.5, true));
-    time("randperm 1e7", &|| oxten::randperm_generator(n, Some(&g)));
-}

@@ -1,7 +1,8 @@
-//! The matrix products of the convolution kernels, on the `gemm` crate (f32 and f64; f16/bf16
-//! operands are converted to f32 blocks by the callers).
+//! The matrix products of the convolution kernels (f32 and f64; f16/bf16 operands are converted
+//! to f32 blocks by the callers), through the matrix-product engine's `gemm_call`.
 
 use super::elem::Real;
+use crate::linalg::engine::{gemm_call, Dims, Mat as EngineMat};
 use gemm::Parallelism;
 
 /// A matrix operand: the address of element (0, 0) and its row and column strides, in elements.
@@ -10,19 +11,6 @@ pub(crate) struct Mat<T> {
     pub ptr: *const T,
     pub rs: usize,
     pub cs: usize,
-}
-
-/// An address handed to the pool's threads.
-#[derive(Clone, Copy)]
-struct Shared<T>(*mut T);
-// SAFETY: the threads write disjoint blocks of the destination and only read the operands.
-unsafe impl<T> Send for Shared<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for Shared<T> {}
-impl<T> Shared<T> {
-    fn get(self) -> *mut T {
-        self.0
-    }
 }
 
 impl<T> Mat<T> {
@@ -66,62 +54,21 @@ pub(crate) unsafe fn gemm<T: Real>(
         }
         return;
     }
-    let threads = if parallel { oxten_runtime::parallel::threads_now() } else { 1 };
-    if threads > 1 {
-        // One block of columns (or rows) of `dst` per thread, each a single-threaded call, on
-        // oxten's pool (see `linalg::engine::gemm_call`).
-        let split_n = n >= m;
-        let (len, align) = if split_n { (n, 16) } else { (m, 8) };
-        let per = len.div_ceil(threads).div_ceil(align) * align;
-        let parts = len.div_ceil(per);
-        if parts > 1 {
-            let (a_s, b_s) = ((a.rs, a.cs), (b.rs, b.cs));
-            let (dst, a, b) = (Shared(dst), Shared(a.ptr as *mut T), Shared(b.ptr as *mut T));
-            oxten_runtime::parallel::for_each(parts, |p| {
-                let (lo, len) = (p * per, per.min(len - p * per));
-                let (d, pa, pb) = (dst.get(), a.get() as *const T, b.get() as *const T);
-                let am = Mat { ptr: pa, rs: a_s.0, cs: a_s.1 };
-                let bm = Mat { ptr: pb, rs: b_s.0, cs: b_s.1 };
-                // SAFETY: part `p` is columns (rows) `lo..lo + len` of `dst` with the matching
-                // columns of `b` (rows of `a`); parts write disjoint blocks.
-                unsafe {
-                    if split_n {
-                        let bm = Mat { ptr: bm.ptr.add(lo * bm.cs), ..bm };
-                        gemm(m, len, k, d.add(lo), dst_rs, accumulate, am, bm, false)
-                    } else {
-                        let am = Mat { ptr: am.ptr.add(lo * am.rs), ..am };
-                        gemm(len, n, k, d.add(lo * dst_rs), dst_rs, accumulate, am, bm, false)
-                    }
-                }
-            });
-            return;
-        }
-    }
-    let parallelism = Parallelism::None;
-    // `gemm` computes dst = alpha * dst + beta * a * b and takes (column, row) stride pairs;
-    // with read_dst = false alpha is ignored and dst is only written.
+    // The product itself, split over the thread pool when `parallel`, is the matrix products'
+    // own (`dst = 1 * a @ b (+ dst)`).
+    let mat = |ptr: *const T, rs: usize, cs: usize| EngineMat { ptr: ptr.cast_mut(), rs: rs as isize, cs: cs as isize };
+    let par = if parallel { Parallelism::Rayon(0) } else { Parallelism::None };
     // SAFETY: forwarded from the caller; the strides fit in isize since they address memory.
     unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            dst,
-            1,
-            dst_rs as isize,
-            accumulate,
-            a.ptr,
-            a.cs as isize,
-            a.rs as isize,
-            b.ptr,
-            b.cs as isize,
-            b.rs as isize,
+        gemm_call(
+            Dims { m, k, n },
+            mat(dst, dst_rs, 1),
+            mat(a.ptr, a.rs, a.cs),
+            mat(b.ptr, b.rs, b.cs),
             T::ONE,
-            T::ONE,
-            false,
-            false,
-            false,
-            parallelism,
+            accumulate.then_some(T::ONE),
+            T::ZERO,
+            par,
         );
     }
 }

@@ -35,7 +35,7 @@ const SPLIT_EACH_WORK: usize = 256 * 256 * 256;
 
 /// The sizes of a product: `[m, k] x [k, n]`.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Dims {
+pub(crate) struct Dims {
     pub m: usize,
     pub k: usize,
     pub n: usize,
@@ -58,7 +58,7 @@ impl Dims {
 
 /// A matrix: the address of element (0, 0) and its strides in elements.
 #[derive(Clone, Copy)]
-pub(super) struct Mat<T> {
+pub(crate) struct Mat<T> {
     pub ptr: *mut T,
     pub rs: isize,
     pub cs: isize,
@@ -241,7 +241,7 @@ unsafe fn for_each_element<T>(m: usize, n: usize, dst: Mat<T>, mut f: impl FnMut
 /// # Safety
 /// As for [`product`].
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn gemm_call<T: Copy + Send + Sync + 'static>(
+pub(crate) unsafe fn gemm_call<T: Copy + Send + Sync + 'static>(
     d: Dims,
     dst: Mat<T>,
     lhs: Mat<T>,

@@ -16,7 +16,7 @@
 
 mod bf16_gemm;
 mod bmm;
-mod engine;
+pub(crate) mod engine;
 mod matmul;
 mod mm;
 mod vector;
