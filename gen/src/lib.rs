@@ -74,9 +74,12 @@ pub fn autocast<R>(dtype: DType, f: impl FnOnce() -> R) -> R {
     autocast::region(Device::Cpu, dtype, f)
 }
 
-// Register at load time, so that `oxten::Tensor` methods work without an explicit `init()`.
-// The dispatcher also calls the registered hook on its first miss, which covers platforms
-// without a constructor section.
+// Register at load time, before `main` and before any other thread exists, so that
+// `oxten::Tensor` methods work without an explicit `init()`. Registering lazily on a first miss
+// raced: a thread could find an operator's backend kernel already registered by another
+// thread's `init()` but not yet its autograd kernel, and run without recording history. The
+// dispatcher still calls the hook on a miss, which covers platforms without a constructor
+// section.
 #[used]
 #[cfg_attr(
     any(
@@ -93,6 +96,7 @@ pub fn autocast<R>(dtype: DType, f: impl FnOnce() -> R) -> R {
 static REGISTER_AT_LOAD: extern "C" fn() = {
     extern "C" fn register_at_load() {
         oxten_runtime::dispatch::set_init_hook(init);
+        init();
     }
     register_at_load
 };
