@@ -236,7 +236,30 @@ fn unknown_key() {
   dispatchh:
     CPU: relu
 ",
-        expect!["native_functions.yaml:3: in `relu`: unknown key `dispatchh` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, autogen, python_module, manual_cpp_binding, autocast)"],
+        expect!["native_functions.yaml:3: in `relu`: unknown key `dispatchh` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, pointwise_operands, autogen, python_module, manual_cpp_binding, autocast)"],
+    );
+}
+
+#[test]
+fn pointwise_operands_must_list_each_loop_operand_once() {
+    check(
+        "\
+- func: threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)
+  structured: True
+  structured_inherits: TensorIterator
+  pointwise: where(self <= threshold, 0, grad_output)
+  pointwise_operands: [self, grad_output, self]
+",
+        expect![[r#"native_functions.yaml:5: in `threshold_backward.grad_input`: `pointwise_operands` must list the loop operands ["grad_output", "self", "threshold"] once each, got ["self", "grad_output", "self"]"#]],
+    );
+    check(
+        "\
+- func: f.out(Tensor self, Scalar alpha=1, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  structured_inherits: TensorIterator
+  pointwise_operands: [self]
+",
+        expect!["native_functions.yaml:4: in `f.out`: `pointwise_operands` needs a `pointwise` expression on the same entry"],
     );
 }
 
@@ -476,7 +499,7 @@ fn all_errors_are_collected_and_sorted() {
 ",
         expect![[r#"
             native_functions.yaml:2: in `b`: `structured_delegate` names `missing.out`, which is not defined in this file
-            native_functions.yaml:4: in `a`: unknown key `colour` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, autogen, python_module, manual_cpp_binding, autocast)
+            native_functions.yaml:4: in `a`: unknown key `colour` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, pointwise_operands, autogen, python_module, manual_cpp_binding, autocast)
             native_functions.yaml:5: in `c`: invalid schema `c(Tensor self) -> Tensr`: column 19: unknown type `Tensr` (known types: Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, Layout, Device, MemoryFormat, Generator, Dimname, Stream, Storage)
             native_functions.yaml:6: in `b`: `b` without an overload name is already used by the entry at native_functions.yaml:1; overload names must be unique"#]],
     );

@@ -46,6 +46,7 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         }
         "hardtanh_backward" => one(ops::hardtanh_backward::call(t(0), t(1), s("min_val", i(-1)), s("max_val", i(1)))),
         "softplus_backward" => one(ops::softplus_backward::call(t(0), t(1), s("beta", i(1)), s("threshold", i(20)))),
+        "threshold_backward" => one(ops::threshold_backward::call(t(0), t(1), s("threshold", i(0)))),
         // ---- softmax family ----
         "_softmax" => one(ops::_softmax::call(t(0), dim(), c.flag("half_to_float"))),
         "_log_softmax" => one(ops::_log_softmax::call(t(0), dim(), c.flag("half_to_float"))),

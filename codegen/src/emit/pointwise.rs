@@ -28,13 +28,14 @@ pub fn parse_expr(st: &StructuredOp) -> Result<PointwiseExpr, String> {
 pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
     let expr = parse_expr(st)?;
     let name = &st.out.name;
-    // Loop operands: tensor inputs and promoting scalars, in schema order.
-    let operands: Vec<(String, bool)> = st
-        .inputs()
-        .iter()
-        .filter(|a| a.tensor_kind_is_one() || (a.is_scalar() && a.name != "alpha"))
-        .map(|a| (a.ident.clone(), a.is_scalar()))
-        .collect();
+    // Loop operands: tensor inputs and promoting scalars, in schema order or the entry's
+    // `pointwise_operands:` order (validated against the schema by the YAML reader).
+    let mut loop_args: Vec<&super::sig::RustArg> =
+        st.inputs().into_iter().filter(|a| a.tensor_kind_is_one() || (a.is_scalar() && a.name != "alpha")).collect();
+    if let Some(order) = &st.pointwise_operands {
+        loop_args.sort_by_key(|a| order.iter().position(|n| *n == a.name).unwrap_or(usize::MAX));
+    }
+    let operands: Vec<(String, bool)> = loop_args.iter().map(|a| (a.ident.clone(), a.is_scalar())).collect();
     let constants: Vec<String> =
         st.inputs().iter().filter(|a| a.is_scalar() && a.name == "alpha").map(|a| a.ident.clone()).collect();
     if operands.is_empty() || operands.len() > 3 {

@@ -20,6 +20,8 @@ pub struct StructuredOp<'a> {
     pub pointwise: Option<String>,
     /// A hand-written check the generated meta of a pointwise op calls first.
     pub pointwise_check: Option<String>,
+    /// `pointwise_operands:`, the iterator's operand order (schema order when `None`).
+    pub pointwise_operands: Option<Vec<String>>,
     /// `(key, kernel name)` of the hand-written impls (empty for pointwise ops).
     pub impls: Vec<(String, String)>,
     pub precomputed: Vec<Precomputed>,
@@ -38,6 +40,7 @@ impl<'a> StructuredOp<'a> {
             uses_iterator: f.structured_inherits.is_some(),
             pointwise: f.pointwise.clone(),
             pointwise_check: f.pointwise_check.clone(),
+            pointwise_operands: f.pointwise_operands.clone(),
             impls,
             precomputed,
             out,

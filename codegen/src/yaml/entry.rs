@@ -14,7 +14,7 @@ use super::loc::{LineIndex, Loc};
 use super::values;
 
 /// Every key an entry may have.
-pub const ALLOWED_KEYS: [&str; 16] = [
+pub const ALLOWED_KEYS: [&str; 17] = [
     "func",
     "variants",
     "dispatch",
@@ -27,6 +27,7 @@ pub const ALLOWED_KEYS: [&str; 16] = [
     "device_guard",
     "pointwise",
     "pointwise_check",
+    "pointwise_operands",
     "autogen",
     "python_module",
     "manual_cpp_binding",
@@ -102,6 +103,7 @@ pub(crate) fn parse_entry(
             device_check: Default::default(),
             pointwise: None,
             pointwise_check: None,
+            pointwise_operands: None,
             autocast: None,
         };
         read_keys(map, &mut nf, &mut r);
@@ -188,6 +190,7 @@ fn read_keys(map: &Mapping, nf: &mut NativeFunction, r: &mut Reporter<'_>) {
             "device_check" => values::device_check(v).map(|x| nf.device_check = x),
             "pointwise" => values::string(key, v).map(|s| nf.pointwise = Some(s.to_string())),
             "pointwise_check" => values::string(key, v).map(|s| nf.pointwise_check = Some(s.to_string())),
+            "pointwise_operands" => values::string_list(key, v).map(|x| nf.pointwise_operands = Some(x)),
             "autocast" => values::autocast_policy(v).map(|p| nf.autocast = Some(p)),
             "device_guard" | "manual_cpp_binding" => values::boolean(key, v).map(drop),
             "python_module" => values::string(key, v).map(drop),
@@ -264,8 +267,39 @@ fn check_entry(map: &Mapping, nf: &NativeFunction, r: &mut Reporter<'_>) {
     if nf.pointwise_check.is_some() && nf.pointwise.is_none() {
         r.at_key("pointwise_check", "`pointwise_check` needs a `pointwise` expression on the same entry");
     }
+    if let Some(order) = &nf.pointwise_operands {
+        if nf.pointwise.is_none() {
+            r.at_key("pointwise_operands", "`pointwise_operands` needs a `pointwise` expression on the same entry");
+        }
+        check_operand_order(nf, order, r);
+    }
     if let Some(policy) = nf.autocast {
         check_autocast(nf, policy, r);
+    }
+}
+
+/// `pointwise_operands:` must list each loop operand of the op (its tensor arguments and its
+/// scalars other than `alpha`) exactly once.
+fn check_operand_order(nf: &NativeFunction, order: &[String], r: &mut Reporter<'_>) {
+    let mut expected: Vec<&str> = nf
+        .func
+        .arguments
+        .flat_non_out()
+        .into_iter()
+        .filter(|a| {
+            let plain = |b| a.ty == crate::model::Type::Base(b);
+            (plain(crate::model::BaseTy::Tensor) || plain(crate::model::BaseTy::Scalar)) && a.name != "alpha"
+        })
+        .map(|a| a.name.as_str())
+        .collect();
+    let mut given: Vec<&str> = order.iter().map(String::as_str).collect();
+    expected.sort_unstable();
+    given.sort_unstable();
+    if expected != given {
+        r.at_key(
+            "pointwise_operands",
+            format!("`pointwise_operands` must list the loop operands {expected:?} once each, got {order:?}"),
+        );
     }
 }
 

@@ -131,6 +131,11 @@ pub struct NativeFunction {
     /// `pointwise_check:`, a hand-written argument check that the generated meta function of a
     /// pointwise op runs first (e.g. `sub` rejecting bool tensors).
     pub pointwise_check: Option<String>,
+    /// `pointwise_operands:`, the order in which a pointwise op's operands enter its
+    /// TensorIterator (schema order when absent). The first operand's layout decides the
+    /// output's when input layouts differ, so this follows the order of PyTorch's meta function
+    /// (e.g. `threshold_backward` builds from `self`, then `grad_output`).
+    pub pointwise_operands: Option<Vec<String>>,
     /// `autocast:`, the operator's cast policy under autocast; `None` (the default) makes the
     /// Autocast key a fallthrough for it.
     pub autocast: Option<AutocastPolicy>,

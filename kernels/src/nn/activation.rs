@@ -15,12 +15,12 @@
 //! Scalars are converted to the math type once (f32 for f16/bf16, as PyTorch's `opmath_t`), and
 //! every element is computed in it and rounded once.
 
-use super::{float_dispatch, floating_only};
+use super::{float_dispatch, floating_only, not_implemented};
 use crate::generated::decls::{
     EluBackwardGradInputMetaFn, EluBackwardOutCpu, EluOutCpu, EluOutMetaFn, HardtanhBackwardCpu, HardtanhBackwardMeta,
     HardtanhBackwardOutCpu, HardtanhBackwardOutMeta, HardtanhCpu, HardtanhInplaceCpu, HardtanhInplaceMeta,
     HardtanhMeta, HardtanhOutCpu, HardtanhOutMeta, LeakyReluBackwardCheck, LeakyReluCheck,
-    SoftplusBackwardGradInputMetaFn, SoftplusBackwardOutCpu, SoftplusCheck,
+    SoftplusBackwardGradInputMetaFn, SoftplusBackwardOutCpu, SoftplusCheck, ThresholdBackwardCheck,
 };
 use crate::math::Float;
 use crate::select::promote::{result_type, Arg};
@@ -69,6 +69,15 @@ impl LeakyReluBackwardCheck for Meta {
             ));
         }
         floating_only("leaky_relu_backward_cpu", common_dtype(grad_output, self_))
+    }
+}
+
+impl ThresholdBackwardCheck for Meta {
+    fn threshold_backward_check(grad_output: &Tensor, self_: &Tensor, _threshold: Scalar) -> Result<()> {
+        match common_dtype(grad_output, self_) {
+            DType::Bool => Err(not_implemented("threshold_cpu", DType::Bool)),
+            _ => Ok(()),
+        }
     }
 }
 

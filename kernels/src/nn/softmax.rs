@@ -139,13 +139,14 @@ fn softmax_row<M: Float>(x: &[M], y: &mut [M]) {
     }
 }
 
-/// `y = x - (max + log(sum exp(x - max)))`.
+/// `y = (x - max) - log(sum exp(x - max))`, in PyTorch's order: `x - max` is exact where `x` is
+/// near `max`, and adding `max` to the log first would round it at `max`'s magnitude.
 fn log_softmax_row<M: Float>(x: &[M], y: &mut [M]) {
     let max = row_max(x);
     let sum = row_sum2(x, x, |v, _| (v - max).exp());
-    let lse = max + sum.ln();
+    let log_sum = sum.ln();
     for (o, &v) in y.iter_mut().zip(x) {
-        *o = v - lse;
+        *o = (v - max) - log_sum;
     }
 }
 
@@ -207,12 +208,14 @@ fn softmax_block<M: Float>(x: &[M], y: &mut [M], n: usize, stride: usize, w: usi
                 *s = *s + (v - m).exp();
             }
         }
-        for (s, &m) in sum.iter_mut().zip(max.iter()) {
-            *s = m + s.ln();
+        for s in sum.iter_mut() {
+            *s = s.ln();
         }
+        // As in `log_softmax_row`: `(x - max) - log(sum)`.
         for d in 0..n {
-            for ((o, &v), &lse) in at_mut(y, d, stride, w).iter_mut().zip(at(x, d, stride, w)).zip(sum.iter()) {
-                *o = v - lse;
+            let xs = at(x, d, stride, w).iter().zip(max.iter()).zip(sum.iter());
+            for (o, ((&v, &m), &log_sum)) in at_mut(y, d, stride, w).iter_mut().zip(xs) {
+                *o = (v - m) - log_sum;
             }
         }
     } else {

@@ -105,6 +105,12 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("softplus_backward", "broadcast gradient", vec![r.any(&[4]), r.any(&[3, 4])], |x| {
             oxten::try_softplus_backward(&x[0], &x[1], 0.5, 20)
         }),
+        case("threshold_backward", "", vec![r.any(&[2, 3]), r.away_from_zero(&[2, 3])], |x| {
+            oxten::try_threshold_backward(&x[0], &x[1], 0)
+        }),
+        case("threshold_backward", "broadcast gradient, threshold 0.5", vec![r.any(&[3]), r.any(&[2, 3])], |x| {
+            oxten::try_threshold_backward(&x[0], &x[1], 0.5)
+        }),
         // ---- softmax family ----
         case("_softmax", "last dim", vec![r.any(&[3, 5])], |x| oxten::try__softmax(&x[0], -1, false)),
         case("_softmax", "dim 0, transposed", vec![r.transposed(&[3, 4])], |x| oxten::try__softmax(&x[0], 0, false)),

@@ -136,11 +136,6 @@ pub use oxten_runtime::autograd::sum_to;
 // Pointwise.
 // ---------------------------------------------------------------------------------------------
 
-/// `grad` where `x > threshold`, else 0 (relu's backward, with `x` the result).
-pub fn threshold_backward(grad: &Tensor, x: &Tensor, threshold: f64) -> Result<Tensor> {
-    where_(&ops::gt_scalar::call(x, Scalar::Float(threshold))?, grad, &zeros_like(grad)?)
-}
-
 /// The gradient of one input of `maximum`/`minimum`: `grad` where it won, half of it where the
 /// inputs tie, 0 where it lost.
 pub fn tie_split_backward(grad: &Tensor, won: &Tensor, tie: &Tensor) -> Result<Tensor> {
