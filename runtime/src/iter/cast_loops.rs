@@ -209,8 +209,25 @@ fn tiled_copy<W: Copy>(iter: &TensorIterator) {
             let j_end = ((band + 1) * TILE).min(n1);
             for i_start in (0..n0).step_by(TILE) {
                 let i_end = (i_start + TILE).min(n0);
+                // Whole 8 x 8 blocks as register transposes, then the tile's edges one by one.
+                let (i_blocks, j_blocks) = ((i_end - i_start) / 8 * 8, (j_end - band * TILE) / 8 * 8);
+                for jb in (band * TILE..band * TILE + j_blocks).step_by(8) {
+                    for ib in (i_start..i_start + i_blocks).step_by(8) {
+                        // SAFETY: the block's rows ib..ib + 8 and columns jb..jb + 8 lie in the
+                        // iteration shape (as below).
+                        unsafe {
+                            let src_p = (a as *const u8).offset(ib as isize * i0).add(jb * size_of::<W>());
+                            let dst_p = (o as *mut u8).add(ib * size_of::<W>()).offset(jb as isize * o1);
+                            transpose8::<W>(src_p as *const W, i0, dst_p as *mut W, o1);
+                        }
+                    }
+                }
                 for j in band * TILE..j_end {
+                    let in_j_blocks = j < band * TILE + j_blocks;
                     for i in i_start..i_end {
+                        if in_j_blocks && i < i_start + i_blocks {
+                            continue;
+                        }
                         // SAFETY: (i, j) lies in the iteration shape, so both addresses are valid
                         // elements (strides in bytes, elements of size W, output contiguous along
                         // dim 0 and input along dim 1); bands are disjoint output rows.
@@ -232,6 +249,55 @@ fn tiled_copy<W: Copy>(iter: &TensorIterator) {
     if deferred {
         // SAFETY: every element of the output was written above.
         unsafe { iter.operand(0).storage().assume_init() };
+    }
+}
+
+/// Transposes one 8 x 8 block: row `r` of the source (8 contiguous elements, rows
+/// `src_row` bytes apart) becomes column `r` of the destination (rows `dst_row` bytes apart).
+/// 4-byte elements go through SSE2 (part of x86-64) as four 4 x 4 register transposes, so the
+/// strided side is read and written as whole vectors; other sizes element by element.
+///
+/// # Safety
+/// Both blocks must be valid (8 rows of 8 elements at those strides) and not overlap.
+#[inline(always)]
+unsafe fn transpose8<W: Copy>(src: *const W, src_row: isize, dst: *mut W, dst_row: isize) {
+    #[cfg(target_arch = "x86_64")]
+    if size_of::<W>() == 4 {
+        use std::arch::x86_64::*;
+        // SAFETY: the caller's contract; SSE2 is always present on x86-64; unaligned loads
+        // and stores of 4 elements within the block's rows.
+        unsafe {
+            let at = |p: *const W, row: isize, r: usize, c: usize| {
+                (p as *const u8).offset(r as isize * row).add(c * 4) as *const f32
+            };
+            for (r0, c0) in [(0, 0), (0, 4), (4, 0), (4, 4)] {
+                let mut x0 = _mm_loadu_ps(at(src, src_row, r0, c0));
+                let mut x1 = _mm_loadu_ps(at(src, src_row, r0 + 1, c0));
+                let mut x2 = _mm_loadu_ps(at(src, src_row, r0 + 2, c0));
+                let mut x3 = _mm_loadu_ps(at(src, src_row, r0 + 3, c0));
+                let (t0, t1) = (_mm_unpacklo_ps(x0, x1), _mm_unpacklo_ps(x2, x3));
+                let (t2, t3) = (_mm_unpackhi_ps(x0, x1), _mm_unpackhi_ps(x2, x3));
+                (x0, x1) = (_mm_movelh_ps(t0, t1), _mm_movehl_ps(t1, t0));
+                (x2, x3) = (_mm_movelh_ps(t2, t3), _mm_movehl_ps(t3, t2));
+                // Source block (r0, c0) lands at destination block (c0, r0).
+                let out = |k: usize| at(dst, dst_row, c0 + k, r0) as *mut f32;
+                _mm_storeu_ps(out(0), x0);
+                _mm_storeu_ps(out(1), x1);
+                _mm_storeu_ps(out(2), x2);
+                _mm_storeu_ps(out(3), x3);
+            }
+        }
+        return;
+    }
+    // SAFETY: the caller's contract.
+    unsafe {
+        for r in 0..8 {
+            for c in 0..8 {
+                let s = (src as *const u8).offset(r as isize * src_row).add(c * size_of::<W>()) as *const W;
+                let d = (dst as *mut u8).offset(c as isize * dst_row).add(r * size_of::<W>()) as *mut W;
+                *d = *s;
+            }
+        }
     }
 }
 
