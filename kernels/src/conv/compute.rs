@@ -396,6 +396,19 @@ pub(crate) unsafe fn backward_weight<S: FloatElem>(g: &Geom, layout: Layout, x: 
     for p in parts {
         total.iter_mut().zip(&p).for_each(|(a, b)| *a += *b);
     }
+    if layout == Layout::Nchw {
+        // The NCHW blocks accumulate each group's gradient transposed, `[K][O/groups]`.
+        let (k, og) = (g.k(), g.og());
+        let mut packed = vec![S::T::ZERO; size];
+        for (src, dst) in total.chunks_exact(k * og).zip(packed.chunks_exact_mut(k * og)) {
+            for (q, row) in src.chunks_exact(og).enumerate() {
+                for (o, v) in row.iter().enumerate() {
+                    dst[o * k + q] = *v;
+                }
+            }
+        }
+        return packed;
+    }
     total
 }
 
@@ -459,8 +472,10 @@ unsafe fn backward_weight_block<S: FloatElem>(
                     }
                     Mat::rows(tmp.as_ptr(), rows)
                 };
-                // gw[og, K] += gy[og, rows] · colᵀ[rows, K]
-                gemm(og, k, rows, gw_g, k, true, dy, col.t(), false);
+                // gwᵀ[K, og] += col[K, rows] · gyᵀ[rows, og]: accumulated transposed (see
+                // `backward_weight`), `gemm`'s own form of this product packs the small `gy`
+                // block rather than the receptive-field matrix.
+                gemm(k, og, rows, gw_g, og, true, col, dy.t(), false);
             }
         }
     }
