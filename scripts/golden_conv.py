@@ -201,6 +201,9 @@ for lay in ["c", "cl"]:
     mp_case(T((2, 5, 9, 8), f32, lay), (3, 2), (2, 1), (1, 1), (2, 1), False)
     mp_case(T((2, 5, 9, 8), f32, lay), (3, 3), (2, 2), (1, 0), (1, 2), True)
     mp_case(T((1, 16, 5, 5), f32, lay), (2, 2), (2, 2), (1, 1), 1, True)
+# channels_last with channel counts that are not a multiple of the vector width.
+for dt in [f32, f64, bf16, f16, i64]:
+    mp_case(T((2, 37, 5, 6), dt, "cl", -5, 5), 2)
 mp_case(T((3, 6, 7)), 2, 1)
 mp_case(T((0, 3, 6, 7)), 2)
 mp_case(("v", torch.tensor([[[[1.0, float("nan"), 3.0], [4.0, 5.0, float("nan")], [7.0, 8.0, 9.0]]]])), 2, 1)

@@ -233,3 +233,39 @@ fn gradients_flow_through_the_composites() {
     assert_eq!(&gb.sizes()[..], &[4]);
     assert!(gx.to_vec::<f32>().unwrap().iter().all(|v| v.is_finite()));
 }
+
+/// The channels_last max-pool kernel (vectorized along channels) against the NCHW kernel, which
+/// shares no code with it: the same values (NaN where NaN, bit for bit) and indices, for channel
+/// counts around a vector's width, NaNs and `-inf` at scattered places, and windows with stride,
+/// padding and dilation.
+#[test]
+fn channels_last_max_pool_matches_nchw() {
+    for c in [1i64, 15, 16, 17, 37] {
+        let (n, h, w) = (2i64, 7i64, 6i64);
+        let len = (n * c * h * w) as usize;
+        let vals: Vec<f32> = (0..len)
+            .map(|i| match i % 23 {
+                5 => f32::NAN,
+                11 => f32::NEG_INFINITY,
+                _ => ((i * 7919) % 101) as f32 / 10.0 - 5.0,
+            })
+            .collect();
+        let x = Tensor::from_vec(vals, &[n, c, h, w]).unwrap();
+        let xc = cl(&x);
+        for (k, s, p, d, ceil) in [(2, 2, 0, 1, false), (3, 2, 1, 1, true), (3, 1, 1, 2, false), (2, 1, 0, 1, false)] {
+            let (ks, ss, ps, ds) = ([k, k], [s, s], [p, p], [d, d]);
+            let opts = || MaxPool2dWithIndicesOpts { stride: &ss, padding: &ps, dilation: &ds, ceil_mode: ceil };
+            let (v0, i0) = oxten::max_pool2d_with_indices_with(&x, &ks, opts());
+            let (v1, i1) = oxten::max_pool2d_with_indices_with(&xc, &ks, opts());
+            assert!(v1.is_contiguous_as(MemoryFormat::ChannelsLast), "c={c} k={k}: output not channels_last");
+            let bits =
+                |t: &Tensor| t.contiguous().to_vec::<f32>().unwrap().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&v0), bits(&v1), "values, c={c} k={k} s={s} p={p} d={d}");
+            assert_eq!(
+                i0.contiguous().to_vec::<i64>().unwrap(),
+                i1.contiguous().to_vec::<i64>().unwrap(),
+                "indices, c={c} k={k} s={s} p={p} d={d}"
+            );
+        }
+    }
+}
