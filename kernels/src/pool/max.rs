@@ -10,6 +10,7 @@ use super::{
     pool2d_shape_check, pool_dispatch, pooling_output_shape, ptr, run, set_output_in, with_dense_output, Dims, Kernel,
     PoolElem, Window,
 };
+use crate::conv::elem::SharedPtr;
 use crate::generated::decls::{
     MaxPool2dCompositeImplicit, MaxPool2dWithIndicesBackwardGradInputMetaFn, MaxPool2dWithIndicesBackwardOutCpuCpu,
     MaxPool2dWithIndicesOutCpuCpu, MaxPool2dWithIndicesOutMetaFn,
@@ -179,7 +180,11 @@ impl<E: PoolElem> Kernel for MaxRowNhwc<'_, E> {
 fn max_forward<E: PoolElem>(x: &Tensor, y: &Tensor, ix: &Tensor, s: &Setup) -> Result<()> {
     let d = s.dims;
     let (rows, cols) = (row_windows(s), col_windows(s));
-    let (xp, yp, ip) = (ptr::<E>(x), ptr::<E>(y), ptr::<i64>(ix));
+    // SAFETY: both kernels below write every element of `y` and `ix` (each output's window is
+    // non-empty, and its maximum starts at the lowest value) before anything reads them, and
+    // `assume_init` follows; the outputs are not shared with anything else meanwhile.
+    let ((y_raw, y_fresh), (i_raw, i_fresh)) = unsafe { (y.data_ptr_for_overwrite(), ix.data_ptr_for_overwrite()) };
+    let (xp, yp, ip) = (ptr::<E>(x), SharedPtr::new(y_raw.cast::<E>()), SharedPtr::new(i_raw.cast::<i64>()));
     if s.format == MemoryFormat::ChannelsLast {
         let (in_img, out_row) = (d.h * d.w * d.c, d.ow * d.c);
         parallel_ranges(d.n * d.oh, 1, |range| {
@@ -208,6 +213,15 @@ fn max_forward<E: PoolElem>(x: &Tensor, y: &Tensor, ix: &Tensor, s: &Setup) -> R
             // SAFETY: the planes of this range belong to this worker alone.
             unsafe { run(k) };
         });
+    }
+    // SAFETY: every element was written above.
+    unsafe {
+        if y_fresh {
+            y.storage().assume_init();
+        }
+        if i_fresh {
+            ix.storage().assume_init();
+        }
     }
     Ok(())
 }
