@@ -231,7 +231,8 @@ fn gather_runs<T: Copy>(dst: &mut [T], src: &[T], len: usize, rows: usize, strid
     let (d, s) = (dst.as_mut_ptr(), src.as_ptr());
     if len == 8 {
         for r in 0..rows {
-            // SAFETY: as below.
+            // SAFETY: run `r` (8 elements) is inside both slices (asserted above); they do not
+            // overlap (one is borrowed mutably).
             unsafe {
                 d.add(r * 8).cast::<[T; 8]>().write_unaligned(s.add(r * stride).cast::<[T; 8]>().read_unaligned())
             }

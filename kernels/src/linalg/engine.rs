@@ -86,6 +86,7 @@ pub(super) struct Operand {
 // read the inputs and write pairwise-disjoint matrices of `dst` (the callers check that `dst` has
 // no internal overlap and overlaps no input), so sharing them across threads is sound.
 unsafe impl Send for Operand {}
+// SAFETY: as above.
 unsafe impl Sync for Operand {}
 
 impl Operand {

@@ -311,6 +311,8 @@ impl Out {
         // deferred storage is not read before the caller writes it (see `finish`).
         let (ptr, init) = unsafe { self.t.data_ptr_for_overwrite() };
         self.init = init;
+        // SAFETY: `ptr` addresses the tensor's `n` dense elements of type `T` (the caller's
+        // contract); `MaybeUninit` makes no claim about their contents.
         unsafe { std::slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<T>>(), n) }
     }
 

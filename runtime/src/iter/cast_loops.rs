@@ -223,11 +223,9 @@ fn tiled_copy<W: Copy>(iter: &TensorIterator) {
                     }
                 }
                 for j in band * TILE..j_end {
-                    let in_j_blocks = j < band * TILE + j_blocks;
-                    for i in i_start..i_end {
-                        if in_j_blocks && i < i_start + i_blocks {
-                            continue;
-                        }
+                    // Columns covered by the blocks only have their rows below the blocks left.
+                    let i_from = if j < band * TILE + j_blocks { i_start + i_blocks } else { i_start };
+                    for i in i_from..i_end {
                         // SAFETY: (i, j) lies in the iteration shape, so both addresses are valid
                         // elements (strides in bytes, elements of size W, output contiguous along
                         // dim 0 and input along dim 1); bands are disjoint output rows.
