@@ -458,8 +458,12 @@ mod tests {
         assert!(bytes.iter().all(|&b| b == 7));
     }
 
+    /// Serialises the tests that look into the cache (one of them empties it).
+    static CACHE_TESTS: Mutex<()> = Mutex::new(());
+
     #[test]
     fn large_buffers_are_reused_and_still_read_as_zeros() {
+        let _serial = CACHE_TESTS.lock().unwrap_or_else(|e| e.into_inner());
         let n = CACHE_MIN + 4096;
         let s = Storage::new_deferred(n, Device::Cpu).unwrap();
         // SAFETY: all `n` bytes are written before `assume_init`; nothing else sees `s`.
@@ -479,6 +483,26 @@ mod tests {
         }
         assert!(cached_bytes() <= CACHE_MAX_BYTES);
         empty_cache();
+    }
+
+    #[test]
+    fn buffers_from_glibc_mmap_threshold_are_reused() {
+        // A size no other test allocates (an 800 KB weight gradient made every training step
+        // went back to the kernel on each free when only buffers from 1 MiB were kept).
+        let n = (128 << 10) + 3 * 4096 + 64;
+        let _serial = CACHE_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+        let first = Storage::new_deferred(n, Device::Cpu).unwrap();
+        // SAFETY: only the address is read.
+        let p = unsafe { first.data_ptr_for_overwrite() };
+        drop(first);
+        assert!(cache_lock().buffers.iter().any(|b| b.nbytes == n), "a freed {n}-byte buffer is kept");
+        let again = Storage::new_deferred(n, Device::Cpu).unwrap();
+        // SAFETY: as above.
+        assert_eq!(unsafe { again.data_ptr_for_overwrite() }, p);
+        // Reused bytes still read as zeros.
+        // SAFETY: `data_ptr` returns `n` initialised bytes.
+        let bytes = unsafe { std::slice::from_raw_parts(again.data_ptr(), n) };
+        assert!(bytes.iter().all(|&b| b == 0));
     }
 
     #[test]
