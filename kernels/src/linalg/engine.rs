@@ -18,7 +18,7 @@
 //! product per task; a single large product is cut into one block of columns (or rows) per
 //! thread, each a single-threaded `gemm` call (see [`gemm_call`]).
 
-use super::bf16_gemm;
+use super::{bf16_gemm, dot_rows};
 use crate::math::Element;
 use gemm::Parallelism;
 use oxten_runtime::dtype::{bf16, f16};
@@ -176,6 +176,16 @@ unsafe fn run<T: Product>(
         for b in 0..batch {
             T::scale(d.m, d.n, dst.mat(b), beta);
         }
+        return;
+    }
+    if batch == 1
+        && std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
+        && dot_rows::applies(d, lhs.mat(0), rhs.mat(0))
+    {
+        let cast = |s: Scalar| s.to_f64() as f32;
+        // SAFETY: `T` is f32, so the operands address f32 elements; the rest is forwarded from
+        // the caller, and `applies` checked the layout the kernel needs.
+        unsafe { dot_rows::product(d, dst.mat(0), lhs.mat(0), rhs.mat(0), cast(alpha), beta.map(cast)) };
         return;
     }
     let work = d.work();
