@@ -4,7 +4,9 @@
 //!
 //! - f32, f64 and f16 go to the `gemm` crate (run-time SIMD dispatch, cache blocking, packing;
 //!   f16 is packed to f32 panels and accumulated in f32). `gemm` reads any row/column strides, so
-//!   transposed and sliced operands are never copied here.
+//!   transposed and sliced operands are never copied here. Small f32 products with one side
+//!   under 16 and both operands contiguous along `k` (a classifier layer) are dot products of
+//!   rows instead ([`super::dot_rows`]), where the CPU has AVX-512.
 //! - bf16 goes to [`super::bf16_gemm`]: whole operands widened to f32 in one vectorized pass,
 //!   the f32 kernel, and one rounding pass (there is no AVX-512 BF16 dot-product kernel yet).
 //! - Integer dtypes use a plain loop with wrapping arithmetic, as C++ integer arithmetic wraps.
