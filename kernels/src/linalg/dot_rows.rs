@@ -71,25 +71,36 @@ mod avx512 {
     /// As for [`super::product`].
     #[target_feature(enable = "avx512f")]
     pub(super) unsafe fn product(p: Dot) {
-        let (m, n) = (p.d.m, p.d.n);
-        let (full_m, full_n) = (m / TILE_ROWS * TILE_ROWS, n / TILE_COLS * TILE_COLS);
-        // SAFETY (every `tile` call): the tile's rows and columns lie inside `m x n`; the rest
-        // is the caller's contract.
+        let m = p.d.m;
+        let full_m = m / TILE_ROWS * TILE_ROWS;
         for i in (0..full_m).step_by(TILE_ROWS) {
-            for j in (0..full_n).step_by(TILE_COLS) {
-                unsafe { tile::<TILE_ROWS, TILE_COLS>(&p, i, j) };
-            }
-            for j in full_n..n {
-                unsafe { tile::<TILE_ROWS, 1>(&p, i, j) };
-            }
+            // SAFETY: rows `i..i + TILE_ROWS` lie inside the output (`i + TILE_ROWS <= full_m
+            // <= m`); the operands are the caller's contract.
+            unsafe { rows::<TILE_ROWS>(&p, i) };
         }
         for i in full_m..m {
-            for j in (0..full_n).step_by(TILE_COLS) {
-                unsafe { tile::<1, TILE_COLS>(&p, i, j) };
-            }
-            for j in full_n..n {
-                unsafe { tile::<1, 1>(&p, i, j) };
-            }
+            // SAFETY: row `i < m` lies inside the output; the operands as above.
+            unsafe { rows::<1>(&p, i) };
+        }
+    }
+
+    /// Outputs `(i..i + R, 0..n)`: whole `TILE_COLS`-column tiles, then the columns left.
+    ///
+    /// # Safety
+    /// Rows `i..i + R` are inside the output; the operands as in [`super::product`].
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    unsafe fn rows<const R: usize>(p: &Dot, i: usize) {
+        let n = p.d.n;
+        let full_n = n / TILE_COLS * TILE_COLS;
+        for j in (0..full_n).step_by(TILE_COLS) {
+            // SAFETY: columns `j..j + TILE_COLS` lie inside the output (`j + TILE_COLS <= full_n
+            // <= n`); rows and operands are the caller's contract.
+            unsafe { tile::<R, TILE_COLS>(p, i, j) };
+        }
+        for j in full_n..n {
+            // SAFETY: column `j < n` lies inside the output; rows and operands as above.
+            unsafe { tile::<R, 1>(p, i, j) };
         }
     }
 
@@ -112,6 +123,7 @@ mod avx512 {
             // SAFETY: row `i + r` of `lhs` and column `j + c` of `rhs` hold `k` contiguous
             // elements (unit stride along `k`); masked-off lanes are not read.
             let av: [__m512; R] = std::array::from_fn(|r| unsafe { _mm512_maskz_loadu_ps(mask, a[r].add(k0)) });
+            // SAFETY: as above, for the columns of `rhs`.
             let bv: [__m512; C] = std::array::from_fn(|c| unsafe { _mm512_maskz_loadu_ps(mask, b[c].add(k0)) });
             for r in 0..R {
                 for c in 0..C {
