@@ -95,11 +95,13 @@ impl Buffer {
 /// Buffers from this size on ask for transparent huge pages.
 const HUGE_MIN: usize = 4 << 20;
 
-/// Freed host buffers from this size on are kept for reuse: glibc's own threshold for handing
-/// memory back to the kernel (its default `M_MMAP_THRESHOLD`; it trims the heap's top past a
-/// similar size). An 800 KB weight gradient freed and made again every step spent a sixth of a
-/// small MLP's training step in page faults before this was lowered from 1 MiB.
-const CACHE_MIN: usize = 128 << 10;
+/// Freed host buffers from this size on are kept for reuse. glibc hands blocks from 128 KiB
+/// (its default `M_MMAP_THRESHOLD`) back to the kernel, so they are faulted in again on each
+/// first touch; and freeing a block from 64 KiB (its `FASTBIN_CONSOLIDATION_THRESHOLD`) makes it
+/// consolidate its whole free lists. An 800 KB weight gradient freed and made again every step
+/// spent a sixth of a small MLP's training step in page faults when this was 1 MiB; its 64 KiB
+/// activations spent about 5% of each elementwise op in `malloc_consolidate` at 128 KiB.
+const CACHE_MIN: usize = 64 << 10;
 /// At most this many bytes …
 const CACHE_MAX_BYTES: usize = 256 << 20;
 /// … in at most this many buffers are kept (a training step frees dozens of activation-sized
