@@ -85,13 +85,19 @@ fn sum_over_dims_matches_naive() {
 
 #[test]
 fn column_sums_of_a_tall_matrix() {
-    // sum(dim=0) of a row-major [rows, cols] matrix uses the column mode.
-    for cols in [1i64, 3, 40, 70] {
+    // sum(dim=0) of a row-major [rows, cols] matrix uses the column mode: groups of 256
+    // columns, added 64 at a time in registers, then the rest.
+    for cols in [1i64, 3, 40, 70, 130, 300] {
         let rows = 1000;
         let x = Tensor::from_vec(seq(rows * cols), &[rows, cols]).unwrap();
         let vals: Vec<f64> = seq(rows * cols).into_iter().map(f64::from).collect();
         let got = sum(&x, Some(&[0]), false).to_f64_vec().unwrap();
         assert_eq!(got, naive_sum(&vals, &[rows, cols], &[true, false]), "cols {cols}");
+        let xi =
+            Tensor::from_vec((0..rows * cols).map(|v| (v % 1000) as i32).collect::<Vec<_>>(), &[rows, cols]).unwrap();
+        let vals: Vec<f64> = (0..rows * cols).map(|v| (v % 1000) as f64).collect();
+        let got = sum(&xi, Some(&[0]), false).to_f64_vec().unwrap();
+        assert_eq!(got, naive_sum(&vals, &[rows, cols], &[true, false]), "i32, cols {cols}");
     }
     // Accuracy of the column cascade: 1e6 rows of 0.1 in f32.
     let x = Tensor::from_vec(vec![0.1f32; 2_000_000], &[1_000_000, 2]).unwrap();

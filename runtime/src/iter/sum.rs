@@ -45,8 +45,41 @@ pub(crate) trait SumElem: Element {
         lanes_sum::<Self>(x)
     }
 
+    /// `acc[j] += row[r][j]` for `rows` rows of `acc.len()` elements starting at `first`,
+    /// `stride` bytes apart. Blocks of columns stay in registers across the rows; each column
+    /// still adds its rows in order.
+    ///
+    /// # Safety
+    /// Each row must hold `acc.len()` valid elements of type `Self`.
+    #[inline(always)]
+    unsafe fn add_rows(acc: &mut [Self::Acc], first: *const u8, stride: isize, rows: usize) {
+        const B: usize = 64;
+        let w = acc.len();
+        let row = |r: usize| first.wrapping_offset(r as isize * stride) as *const Self;
+        let mut j = 0;
+        while j + B <= w {
+            let mut a: [Self::Acc; B] = acc[j..j + B].try_into().expect("a block of B columns");
+            for r in 0..rows {
+                // SAFETY: row `r` holds `w` elements and `j + B <= w`.
+                let x: &[Self; B] = unsafe { &*(row(r).add(j) as *const [Self; B]) };
+                for k in 0..B {
+                    a[k] = Self::add(a[k], x[k].to_acc());
+                }
+            }
+            acc[j..j + B].copy_from_slice(&a);
+            j += B;
+        }
+        if j < w {
+            for r in 0..rows {
+                // SAFETY: row `r` holds `w` elements.
+                let x = unsafe { std::slice::from_raw_parts(row(r).add(j), w - j) };
+                Self::add_row(&mut acc[j..], x);
+            }
+        }
+    }
+
     /// `acc[j] += x[j]` (same lengths).
-    #[inline]
+    #[inline(always)]
     fn add_row(acc: &mut [Self::Acc], x: &[Self]) {
         for (a, &v) in acc.iter_mut().zip(x) {
             *a = Self::add(*a, v.to_acc());
@@ -167,6 +200,16 @@ macro_rules! sum_reduced {
                 <$t as ReducedFloat>::block_to_f32(x, buf);
                 lanes_sum_by(buf, 0.0f32, |a, b| a + b, |v| v)
             }
+            #[inline(always)]
+            unsafe fn add_rows(acc: &mut [f32], first: *const u8, stride: isize, rows: usize) {
+                let w = acc.len();
+                for r in 0..rows {
+                    // SAFETY: the caller guarantees `rows` rows of `w` elements.
+                    let x = unsafe { std::slice::from_raw_parts(first.offset(r as isize * stride) as *const Self, w) };
+                    Self::add_row(acc, x);
+                }
+            }
+            #[inline(always)]
             fn add_row(acc: &mut [f32], x: &[Self]) {
                 let mut buf = [0f32; COLS];
                 let buf = &mut buf[..x.len()];
@@ -275,12 +318,16 @@ fn sum_columns<T: SumElem>(plan: &ReducePlan) {
         let mut cur = [T::ZERO; COLS];
         let mut rows = 0;
         plan.walk(base, range, &mut |p, st, len, _| {
-            for i in 0..len {
-                // SAFETY: row `i` of the run starts at a valid input element, and the `w`
-                // columns after it are contiguous elements of the kept dim (stride = size of T).
-                let row = unsafe { std::slice::from_raw_parts(p.offset(i as isize * st) as *const T, w) };
-                T::add_row(&mut cur[..w], row);
-                rows += 1;
+            let mut i = 0;
+            while i < len {
+                let m = (len - i).min(ROWS_PER_PUSH - rows);
+                let add =
+                    AddRows::<T> { acc: &mut cur[..w], first: p.wrapping_offset(i as isize * st), stride: st, rows: m };
+                // SAFETY: rows `i .. i + m` of the run start at valid input elements, each
+                // followed by the `w` contiguous elements of the group's kept columns.
+                unsafe { simd::run(add) };
+                i += m;
+                rows += m;
                 if rows == ROWS_PER_PUSH {
                     cascade.push(cur, w, T::add);
                     cur = [T::ZERO; COLS];
@@ -307,6 +354,23 @@ fn sum_columns<T: SumElem>(plan: &ReducePlan) {
         }
     };
     drive(nunits, plan.nred, &partial, &combine, &finish);
+}
+
+/// [`SumElem::add_rows`]: `acc[j] += row[r][j]` for `rows` rows of `acc.len()` contiguous elements, `stride` bytes
+/// apart: the column mode's inner loop, compiled per instruction-set level.
+struct AddRows<'a, T: SumElem> {
+    acc: &'a mut [T::Acc],
+    first: *const u8,
+    stride: isize,
+    rows: usize,
+}
+
+impl<T: SumElem> simd::InnerLoop for AddRows<'_, T> {
+    #[inline(always)]
+    unsafe fn run(self) {
+        // SAFETY: forwarded from the caller of `simd::run`.
+        unsafe { T::add_rows(self.acc, self.first, self.stride, self.rows) }
+    }
 }
 
 fn sum_typed<T: SumElem>(iter: &TensorIterator) {
