@@ -33,9 +33,11 @@ pub fn sum_to(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
             dims.push((lead + i) as i64);
         }
     }
+    // Only leading dims reduced (a broadcast bias): dropping them gives `shape` directly.
+    let keepdim = dims.len() != lead;
     let mut r = t.clone();
     if !dims.is_empty() {
-        r = ops::sum_dim_intlist::call(&r, Some(&dims), true, None)?;
+        r = ops::sum_dim_intlist::call(&r, Some(&dims), keepdim, None)?;
     }
     if r.sizes()[..] != *shape {
         r = ops::reshape::call(&r, shape)?;
