@@ -1,7 +1,7 @@
 //! `copy_`: every dtype pair, strided/transposed destinations, broadcasting, overlap, meta.
 
 use half::{bf16, f16};
-use oxten_runtime::iter::{copy_, to_dtype};
+use oxten_runtime::iter::{copy_, set_simd_level, simd_level, to_dtype, SimdLevel};
 use oxten_runtime::{DType, Device, ErrorKind, MemoryFormat, Tensor};
 
 fn empty(shape: &[i64], d: DType) -> Tensor {
@@ -195,8 +195,18 @@ fn to_dtype_keeps_dense_layouts() {
 
 #[test]
 fn transposes_of_every_width() {
-    // Same-dtype transposes take the tiled path; odd sizes cover partial tiles.
-    for (rows, cols) in [(130i64, 67i64), (1, 300), (700, 701)] {
+    // Same-dtype transposes take the tiled path; odd sizes cover partial tiles. 4-byte
+    // elements use AVX blocks from the AVX2 level on and SSE2 ones below it.
+    let before = simd_level();
+    for level in [SimdLevel::Default, SimdLevel::Avx2, SimdLevel::Avx512] {
+        set_simd_level(level);
+        transposes_at_this_level();
+    }
+    set_simd_level(before);
+}
+
+fn transposes_at_this_level() {
+    for (rows, cols) in [(130i64, 67i64), (1, 300), (700, 701), (64, 256)] {
         let n = rows * cols;
         let src64 = Tensor::from_vec((0..n).map(|i| i as f64).collect(), &[cols, rows]).unwrap();
         for d in [DType::U8, DType::I16, DType::F32, DType::F64] {
@@ -206,7 +216,7 @@ fn transposes_of_every_width() {
             let dst = empty(&[rows, cols], d);
             copy_(&dst, &src_t).unwrap();
             let want: Vec<f64> = src_t.to_f64_vec().unwrap();
-            assert_eq!(dst.to_f64_vec().unwrap(), want, "{d} {rows}x{cols}");
+            assert_eq!(dst.to_f64_vec().unwrap(), want, "{d} {rows}x{cols} at {:?}", simd_level());
         }
     }
 }

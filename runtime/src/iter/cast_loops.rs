@@ -203,8 +203,63 @@ fn tiled_copy<W: Copy>(iter: &TensorIterator) {
     let bands = n1.div_ceil(TILE);
     let chunks = parallel_chunks(n0 * n1, GRAIN_SIZE).min(bands);
     let per = bands.div_ceil(chunks.max(1));
+    let tiles = Tiles { n0, n1, i0, o1, per, bands };
     let run = |c: usize| {
         let (o, a) = (dst.get() as *mut W, src.get() as *const W);
+        #[cfg(target_arch = "x86_64")]
+        if size_of::<W>() == 4 && simd::simd_level() >= simd::SimdLevel::Avx2 {
+            // SAFETY: the level check above: the CPU has AVX; the band's addresses as below.
+            return unsafe { tiles.band_avx(c, a as *const u8, o as *mut u8) };
+        }
+        // SAFETY: `c` is one of the `chunks` bands of the iteration; pointers and strides come
+        // from the iterator.
+        unsafe {
+            tiles.band::<W>(c, a as *const u8, o as *mut u8, |s, sr, d, dr| {
+                // SAFETY: `band` passes whole 8 x 8 blocks inside the iteration.
+                transpose8::<W>(s as *const W, sr, d as *mut W, dr)
+            })
+        };
+    };
+    if chunks <= 1 {
+        run(0);
+    } else {
+        crate::parallel::for_each(chunks, run);
+    }
+    if deferred {
+        // SAFETY: every element of the output was written above.
+        unsafe { iter.operand(0).storage().assume_init() };
+    }
+}
+
+/// The tiling of a 2-D transpose (see [`tiled_copy`]): `bands` bands of `TILE` output
+/// columns, `per` bands per chunk; byte strides `i0` (input, dim 0) and `o1` (output, dim 1).
+#[derive(Clone, Copy)]
+struct Tiles {
+    n0: usize,
+    n1: usize,
+    i0: isize,
+    o1: isize,
+    per: usize,
+    bands: usize,
+}
+
+impl Tiles {
+    /// Copies chunk `c`'s bands: whole 8 x 8 blocks through `block(src, src_row, dst,
+    /// dst_row)`, then the tile edges one element at a time.
+    ///
+    /// # Safety
+    /// `a` and `o` are the input and output of the iteration the tiling was made for, with
+    /// elements of `W` bytes; chunks write disjoint output rows.
+    #[inline(always)]
+    unsafe fn band<W: Copy>(
+        &self,
+        c: usize,
+        a: *const u8,
+        o: *mut u8,
+        block: impl Fn(*const u8, isize, *mut u8, isize),
+    ) {
+        let Tiles { n0, n1, i0, o1, per, bands } = *self;
+        let e = size_of::<W>();
         for band in c * per..((c + 1) * per).min(bands) {
             let j_end = ((band + 1) * TILE).min(n1);
             for i_start in (0..n0).step_by(TILE) {
@@ -213,13 +268,13 @@ fn tiled_copy<W: Copy>(iter: &TensorIterator) {
                 let (i_blocks, j_blocks) = ((i_end - i_start) / 8 * 8, (j_end - band * TILE) / 8 * 8);
                 for jb in (band * TILE..band * TILE + j_blocks).step_by(8) {
                     for ib in (i_start..i_start + i_blocks).step_by(8) {
-                        // SAFETY: the block's rows ib..ib + 8 and columns jb..jb + 8 lie in the
+                        // The block's rows ib..ib + 8 and columns jb..jb + 8 lie in the
                         // iteration shape (as below).
-                        unsafe {
-                            let src_p = (a as *const u8).offset(ib as isize * i0).add(jb * size_of::<W>());
-                            let dst_p = (o as *mut u8).add(ib * size_of::<W>()).offset(jb as isize * o1);
-                            transpose8::<W>(src_p as *const W, i0, dst_p as *mut W, o1);
-                        }
+                        let (s, d) = (
+                            a.wrapping_offset(ib as isize * i0 + (jb * e) as isize),
+                            o.wrapping_offset((ib * e) as isize + jb as isize * o1),
+                        );
+                        block(s, i0, d, o1);
                     }
                 }
                 for j in band * TILE..j_end {
@@ -230,23 +285,69 @@ fn tiled_copy<W: Copy>(iter: &TensorIterator) {
                         // elements (strides in bytes, elements of size W, output contiguous along
                         // dim 0 and input along dim 1); bands are disjoint output rows.
                         unsafe {
-                            let src_p = (a as *const u8).offset(i as isize * i0).add(j * size_of::<W>());
-                            let dst_p = (o as *mut u8).add(i * size_of::<W>()).offset(j as isize * o1);
+                            let src_p = a.offset(i as isize * i0).add(j * e);
+                            let dst_p = o.add(i * e).offset(j as isize * o1);
                             *(dst_p as *mut W) = *(src_p as *const W);
                         }
                     }
                 }
             }
         }
-    };
-    if chunks <= 1 {
-        run(0);
-    } else {
-        crate::parallel::for_each(chunks, run);
     }
-    if deferred {
-        // SAFETY: every element of the output was written above.
-        unsafe { iter.operand(0).storage().assume_init() };
+
+    /// [`Tiles::band`] for 4-byte elements with AVX 8 x 8 register transposes.
+    ///
+    /// # Safety
+    /// As for [`Tiles::band`]; the CPU has AVX.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx")]
+    unsafe fn band_avx(&self, c: usize, a: *const u8, o: *mut u8) {
+        // SAFETY: forwarded from the caller; `band` hands `transpose8_avx` whole 8 x 8 blocks.
+        unsafe { self.band::<u32>(c, a, o, |s, sr, d, dr| transpose8_avx(s, sr, d, dr)) }
+    }
+}
+
+/// Transposes one 8 x 8 block of 4-byte elements (as [`transpose8`]) in eight 256-bit
+/// registers: each register is loaded from two half-rows four rows apart, so that the lane
+/// crossing is done by the loads, and two rounds of in-lane shuffles finish the transpose.
+///
+/// # Safety
+/// As for [`transpose8`]; the CPU has AVX.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx")]
+unsafe fn transpose8_avx(src: *const u8, src_row: isize, dst: *mut u8, dst_row: isize) {
+    use std::arch::x86_64::*;
+    let row = |r: usize, c: usize| src.wrapping_offset(r as isize * src_row).wrapping_add(c * 4) as *const f32;
+    // SAFETY: the caller's contract: rows 0..8 of the source block hold 8 elements each.
+    let r: [__m256; 8] = std::array::from_fn(|k| unsafe {
+        let (rr, cc) = (k % 4, (k / 4) * 4);
+        _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(row(rr, cc))), _mm_loadu_ps(row(rr + 4, cc)), 1)
+    });
+    // r[k] = [row k % 4, cols c..c + 4 | row k % 4 + 4, cols c..c + 4] with c = 0 for k < 4, else 4.
+    let t: [__m256; 8] = [
+        _mm256_unpacklo_ps(r[0], r[1]),
+        _mm256_unpackhi_ps(r[0], r[1]),
+        _mm256_unpacklo_ps(r[2], r[3]),
+        _mm256_unpackhi_ps(r[2], r[3]),
+        _mm256_unpacklo_ps(r[4], r[5]),
+        _mm256_unpackhi_ps(r[4], r[5]),
+        _mm256_unpacklo_ps(r[6], r[7]),
+        _mm256_unpackhi_ps(r[6], r[7]),
+    ];
+    let out: [__m256; 8] = [
+        _mm256_shuffle_ps::<0x44>(t[0], t[2]),
+        _mm256_shuffle_ps::<0xEE>(t[0], t[2]),
+        _mm256_shuffle_ps::<0x44>(t[1], t[3]),
+        _mm256_shuffle_ps::<0xEE>(t[1], t[3]),
+        _mm256_shuffle_ps::<0x44>(t[4], t[6]),
+        _mm256_shuffle_ps::<0xEE>(t[4], t[6]),
+        _mm256_shuffle_ps::<0x44>(t[5], t[7]),
+        _mm256_shuffle_ps::<0xEE>(t[5], t[7]),
+    ];
+    for (k, v) in out.iter().enumerate() {
+        // SAFETY: the caller's contract: destination rows 0..8 hold 8 elements each.
+        unsafe { _mm256_storeu_ps(dst.offset(k as isize * dst_row) as *mut f32, *v) };
     }
 }
 
