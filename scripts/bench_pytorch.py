@@ -53,6 +53,10 @@ def main():
     out["layout/broadcast_add_1024x1024+1024"] = median_time(lambda: m + row)
     mt = m.t()
     out["layout/transposed_add_1024x1024"] = median_time(lambda: mt + m)
+    act = rand_tensor(64 * 256, torch.float32).view(64, 256)
+    out["layout/sum_dim0_64x256"] = median_time(lambda: act.sum(0))
+    act_t = rand_tensor(64 * 256, torch.float32).view(256, 64).t()
+    out["layout/transpose_contiguous_64x256"] = median_time(lambda: act_t.contiguous())
     print(f"# torch {torch.__version__}, threads {torch.get_num_threads()}")
     for k, v in out.items():
         print(f"{k} {v:.9e}")
