@@ -356,8 +356,8 @@ fn sum_columns<T: SumElem>(plan: &ReducePlan) {
     drive(nunits, plan.nred, &partial, &combine, &finish);
 }
 
-/// [`SumElem::add_rows`]: `acc[j] += row[r][j]` for `rows` rows of `acc.len()` contiguous elements, `stride` bytes
-/// apart: the column mode's inner loop, compiled per instruction-set level.
+/// The column mode's inner loop, [`SumElem::add_rows`] (`acc[j] += row[r][j]` for `rows` rows
+/// of `acc.len()` contiguous elements, `stride` bytes apart), compiled per instruction-set level.
 struct AddRows<'a, T: SumElem> {
     acc: &'a mut [T::Acc],
     first: *const u8,
