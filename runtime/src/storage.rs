@@ -488,23 +488,26 @@ mod tests {
     }
 
     #[test]
-    fn buffers_from_glibc_mmap_threshold_are_reused() {
-        // A size no other test allocates (an 800 KB weight gradient made every training step
-        // went back to the kernel on each free when only buffers from 1 MiB were kept).
-        let n = (128 << 10) + 3 * 4096 + 64;
-        let _serial = CACHE_TESTS.lock().unwrap_or_else(|e| e.into_inner());
-        let first = Storage::new_deferred(n, Device::Cpu).unwrap();
-        // SAFETY: only the address is read.
-        let p = unsafe { first.data_ptr_for_overwrite() };
-        drop(first);
-        assert!(cache_lock().buffers.iter().any(|b| b.nbytes == n), "a freed {n}-byte buffer is kept");
-        let again = Storage::new_deferred(n, Device::Cpu).unwrap();
-        // SAFETY: as above.
-        assert_eq!(unsafe { again.data_ptr_for_overwrite() }, p);
-        // Reused bytes still read as zeros.
-        // SAFETY: `data_ptr` returns `n` initialised bytes.
-        let bytes = unsafe { std::slice::from_raw_parts(again.data_ptr(), n) };
-        assert!(bytes.iter().all(|&b| b == 0));
+    fn buffers_from_glibc_thresholds_are_reused() {
+        // Sizes no other test allocates, past glibc's free-list consolidation threshold (64 KiB:
+        // a 64 x 256 f32 activation) and its mmap threshold (128 KiB: an 800 KB weight gradient
+        // made every training step went back to the kernel on each free when only buffers from
+        // 1 MiB were kept).
+        for n in [(64 << 10) + 2 * 4096 + 64, (128 << 10) + 3 * 4096 + 64] {
+            let _serial = CACHE_TESTS.lock().unwrap_or_else(|e| e.into_inner());
+            let first = Storage::new_deferred(n, Device::Cpu).unwrap();
+            // SAFETY: only the address is read.
+            let p = unsafe { first.data_ptr_for_overwrite() };
+            drop(first);
+            assert!(cache_lock().buffers.iter().any(|b| b.nbytes == n), "a freed {n}-byte buffer is kept");
+            let again = Storage::new_deferred(n, Device::Cpu).unwrap();
+            // SAFETY: as above.
+            assert_eq!(unsafe { again.data_ptr_for_overwrite() }, p);
+            // Reused bytes still read as zeros.
+            // SAFETY: `data_ptr` returns `n` initialised bytes.
+            let bytes = unsafe { std::slice::from_raw_parts(again.data_ptr(), n) };
+            assert!(bytes.iter().all(|&b| b == 0));
+        }
     }
 
     #[test]
