@@ -109,6 +109,23 @@ fn column_sums_of_a_tall_matrix() {
 }
 
 #[test]
+fn column_sums_add_rows_in_order_in_blocks_of_64() {
+    // Each column adds its rows in order, 64 at a time; the blocks' sums are then added (for up
+    // to two blocks, the second plus the first). Values that round make the order visible: a
+    // batch of exactly 64 rows is one plain in-order sum.
+    for (rows, cols) in [(64usize, 10usize), (64, 300), (65, 10), (100, 256), (128, 10), (128, 300)] {
+        let vals: Vec<f32> = (0..rows * cols).map(|i| ((i * 7919) % 1000) as f32 / 300.0 - 1.7).collect();
+        let x = Tensor::from_vec(vals.clone(), &[rows as i64, cols as i64]).unwrap();
+        let got = sum(&x, Some(&[0]), false).to_vec::<f32>().unwrap();
+        for (c, &g) in got.iter().enumerate() {
+            let block = |r0: usize, r1: usize| (r0..r1).fold(0.0f32, |acc, r| acc + vals[r * cols + c]);
+            let want = if rows <= 64 { block(0, rows) } else { block(64, rows) + block(0, 64) };
+            assert_eq!(g.to_bits(), want.to_bits(), "{rows}x{cols}, column {c}: {g} vs {want}");
+        }
+    }
+}
+
+#[test]
 fn cascade_sum_is_exact_and_accurate() {
     let n = 1 << 24;
     let ones = Tensor::from_vec(vec![1.0f32; n], &[n as i64]).unwrap();

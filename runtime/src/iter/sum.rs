@@ -320,6 +320,13 @@ fn sum_columns<T: SumElem>(plan: &ReducePlan) {
         plan.walk(base, range, &mut |p, st, len, _| {
             let mut i = 0;
             while i < len {
+                // A full block of rows goes to the cascade only when more rows follow, so that a
+                // unit of at most `ROWS_PER_PUSH` rows (a batch of 64) never allocates a level.
+                if rows == ROWS_PER_PUSH {
+                    cascade.push(cur, w, T::add);
+                    cur[..w].fill(T::ZERO);
+                    rows = 0;
+                }
                 let m = (len - i).min(ROWS_PER_PUSH - rows);
                 let add =
                     AddRows::<T> { acc: &mut cur[..w], first: p.wrapping_offset(i as isize * st), stride: st, rows: m };
@@ -328,11 +335,6 @@ fn sum_columns<T: SumElem>(plan: &ReducePlan) {
                 unsafe { simd::run(add) };
                 i += m;
                 rows += m;
-                if rows == ROWS_PER_PUSH {
-                    cascade.push(cur, w, T::add);
-                    cur = [T::ZERO; COLS];
-                    rows = 0;
-                }
             }
         });
         cascade.finish(cur, w, T::add)
