@@ -221,6 +221,39 @@ fn out_tensors() {
 }
 
 #[test]
+fn staged_products_into_strided_and_aliased_outputs() {
+    // `x @ w.t()` (a linear layer) goes through the column-major staging matrix, whose blocks
+    // the calling thread copies into a row-major `out` while the other threads finish theirs.
+    // 48 x 200 x 130 splits its 130 columns into blocks that are not all alike.
+    let x = matrix(48, 200, DType::F32, 94);
+    let w = matrix(130, 200, DType::F32, 95);
+    let wt = w.t();
+    assert_product(&x.mm(&wt), &x, &wt, 1e-4);
+    // A row-major out= tensor whose rows are 150 elements apart (columns 10..140 of a wider
+    // matrix): only those columns are written.
+    let wide = oxten::full(&[48, 150], 7.0f32);
+    let out = wide.slice_with(SliceOpts { dim: 1, start: Some(10), end: Some(140), step: 1 });
+    oxten::mm_out(&x, &wt, &out);
+    assert_product(&out, &x, &wt, 1e-4);
+    let all = wide.to_vec::<f32>().unwrap();
+    for (i, row) in all.chunks(150).enumerate() {
+        assert!(row[..10].iter().chain(&row[140..]).all(|&v| v == 7.0), "row {i} written outside out");
+    }
+    // addmm with a broadcast bias, and addmm_ into its own bias, through the same staging.
+    let bias = matrix(1, 130, DType::F32, 96).expand(&[48, 130]);
+    let want: Vec<f64> = reference(&x, &wt).iter().zip(bias.to_f64_vec().unwrap()).map(|(p, b)| p + b).collect();
+    let check = |got: &Tensor| {
+        for (i, (g, w)) in got.to_f64_vec().unwrap().iter().zip(&want).enumerate() {
+            assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "element {i}: {g} vs {w}");
+        }
+    };
+    check(&bias.addmm(&x, &wt));
+    let acc = bias.deep_clone();
+    acc.addmm_(&x, &wt);
+    check(&acc);
+}
+
+#[test]
 fn meta_tensors_get_shapes_without_data() {
     let a = Tensor::empty(&[7, 3], DType::BF16, Device::Meta, MemoryFormat::Contiguous).unwrap();
     let b = Tensor::empty(&[3, 11], DType::BF16, Device::Meta, MemoryFormat::Contiguous).unwrap();

@@ -26,6 +26,7 @@ use gemm::Parallelism;
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::iter::scalar_type_name;
 use oxten_runtime::{DType, Error, Result, Scalar, Tensor};
+use std::cell::Cell;
 
 /// Products with at least this many multiply-adds (`m * n * k`) may run on the thread pool (`gemm`
 /// itself stays on one thread below its own, larger threshold).
@@ -283,7 +284,8 @@ pub(crate) unsafe fn gemm_call<T: Copy + Send + Sync + 'static>(
                 unsafe {
                     if split_n {
                         let sub = |m: Mat<T>| Mat { ptr: m.at(0, lo), ..m };
-                        gemm_call(Dims { n, ..d }, sub(dst), lhs, sub(rhs), alpha, beta, zero, Parallelism::None)
+                        gemm_call(Dims { n, ..d }, sub(dst), lhs, sub(rhs), alpha, beta, zero, Parallelism::None);
+                        columns_done(lo, n);
                     } else {
                         let sub = |m: Mat<T>| Mat { ptr: m.at(lo, 0), ..m };
                         gemm_call(Dims { m: n, ..d }, sub(dst), sub(lhs), rhs, alpha, beta, zero, Parallelism::None)
@@ -315,6 +317,39 @@ pub(crate) unsafe fn gemm_call<T: Copy + Send + Sync + 'static>(
         false,
         par,
     );
+}
+
+thread_local! {
+    /// The hook [`with_columns_done`] installed on this thread.
+    static COLUMNS_DONE: Cell<Option<*const dyn Fn(usize, usize)>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with `hook` called, on this thread only, each time this thread finishes a block of
+/// columns `lo..lo + n` of a product split by columns over the pool (see [`gemm_call`]). The
+/// calling thread of a parallel product usually finishes its block before the pool's other
+/// threads do; a caller that copies the product somewhere (`product_into`'s staging matrix)
+/// copies that block in the meantime instead of waiting.
+pub(super) fn with_columns_done<R>(hook: &dyn Fn(usize, usize), f: impl FnOnce() -> R) -> R {
+    struct Reset(Option<*const dyn Fn(usize, usize)>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            COLUMNS_DONE.with(|c| c.set(self.0));
+        }
+    }
+    // SAFETY: only the lifetime is erased: the pointer is removed from the thread-local (by
+    // `Reset`, also on unwinding) before `hook` goes out of scope, and only this thread reads it.
+    let ptr: *const (dyn Fn(usize, usize) + 'static) =
+        unsafe { std::mem::transmute(hook as *const dyn Fn(usize, usize)) };
+    let _reset = Reset(COLUMNS_DONE.with(|c| c.replace(Some(ptr))));
+    f()
+}
+
+/// Calls this thread's [`with_columns_done`] hook, if any.
+fn columns_done(lo: usize, n: usize) {
+    if let Some(hook) = COLUMNS_DONE.with(|c| c.get()) {
+        // SAFETY: installed by `with_columns_done`, whose `hook` is alive while it is set.
+        unsafe { (*hook)(lo, n) }
+    }
 }
 
 /// A [`Mat`] handed to the pool's threads.

@@ -78,7 +78,9 @@ const STAGING_WORK: usize = 32 * 32 * 32;
 /// row-major `out` means packing all of `b`; a column-major one means packing `a` instead, which
 /// is cheaper when `a` is column-major or has fewer rows than `b` has columns. The staging
 /// matrix costs one `m x n` copy, small against the `m x n x k` product above
-/// [`STAGING_WORK`]. (bf16 and integer products pack or loop anyway.)
+/// [`STAGING_WORK`]; for f32, the calling thread copies its own block of columns while the
+/// pool's other threads finish theirs (see `product_into`). (bf16 and integer products pack or
+/// loop anyway.)
 fn stage_column_major(d: Dims, a: &Operand, b: &Operand, out: &Operand, dtype: DType) -> bool {
     let row_major_out = out.cs == 1 && d.m > 1 && d.n > 1;
     row_major_out
@@ -115,10 +117,10 @@ fn product_into(out: &Tensor, a: &Tensor, b: &Tensor, bias: Option<(&Tensor, Sca
     let bias_in_out =
         bias.is_some_and(|(s, _)| get_overlap_status(out, s) == MemOverlapStatus::Full && s.sizes() == out.sizes());
     let bias_apart = bias.is_none_or(|(s, _)| bias_in_out || get_overlap_status(out, s) == MemOverlapStatus::No);
-    let direct = has_internal_overlap(out) == MemOverlap::No
-        && inputs_apart
-        && bias_apart
-        && !stage_column_major(d, &a_op, &b_op, &Operand::at(out, std::ptr::null_mut()), dtype);
+    // `out` may be written while the product runs: it overlaps nothing the product reads.
+    let out_apart = has_internal_overlap(out) == MemOverlap::No && inputs_apart && bias_apart;
+    let staged = stage_column_major(d, &a_op, &b_op, &Operand::at(out, std::ptr::null_mut()), dtype);
+    let direct = out_apart && !staged;
     let target = if direct {
         out.clone()
     } else {
@@ -138,14 +140,68 @@ fn product_into(out: &Tensor, a: &Tensor, b: &Tensor, bias: Option<(&Tensor, Sca
     // anything reads them, and `assume_init` is called right after.
     let (ptr, fresh) =
         if bias.is_none() { unsafe { target.data_ptr_for_overwrite() } } else { (target.data_ptr(), false) };
-    // SAFETY: the meta function checked the shapes and dtypes, `target` was shaped by
-    // `set_output` or above, every tensor's strides address elements inside its storage, and
-    // `target` overlaps neither itself nor `a` or `b` (checked above, or a fresh tensor).
-    unsafe {
-        engine::product(dtype, batch, d, Operand::at(&target, ptr), a_op, b_op, alpha, bias.map(|(_, beta)| beta))?;
-        if fresh {
-            target.storage().assume_init();
+    let product = || {
+        // SAFETY: the meta function checked the shapes and dtypes, `target` was shaped by
+        // `set_output` or above, every tensor's strides address elements inside its storage,
+        // and `target` overlaps neither itself nor `a` or `b` (checked above, or a fresh tensor).
+        unsafe {
+            engine::product(dtype, batch, d, Operand::at(&target, ptr), a_op, b_op, alpha, bias.map(|(_, beta)| beta))
         }
+    };
+    if out_apart && staged && out.dim() == 2 && dtype == DType::F32 && out.strides()[1] == 1 {
+        // f32 staging into a row-major `out`: each block of columns is transposed into `out` as
+        // soon as the calling thread has computed it, while the pool's other threads finish
+        // theirs; the rest afterwards.
+        // SAFETY: every element of `out` is written below (the blocks copied during the product
+        // and the columns left after it) before `assume_init`, and nothing reads `out` before.
+        let (out_ptr, out_fresh) = unsafe { out.data_ptr_for_overwrite() };
+        let out_rs = out.strides()[0] as isize;
+        let copy_columns = |lo: usize, n: usize| {
+            // SAFETY: columns lo..lo + n of the column-major `m x n` staging matrix (written by
+            // the product) go to the same columns of the row-major `out`; the two do not
+            // overlap (the staging matrix is fresh).
+            unsafe {
+                oxten_runtime::iter::transpose_4byte(
+                    n,
+                    d.m,
+                    (ptr as *const u32).add(lo * d.m),
+                    d.m as isize,
+                    (out_ptr as *mut u32).add(lo),
+                    out_rs,
+                )
+            }
+        };
+        let copied = std::cell::RefCell::new(Vec::new());
+        engine::with_columns_done(
+            &|lo, n| {
+                copy_columns(lo, n);
+                copied.borrow_mut().push((lo, n));
+            },
+            product,
+        )?;
+        let mut copied = copied.into_inner();
+        copied.sort_unstable();
+        let mut next = 0;
+        for (lo, n) in copied.into_iter().chain([(d.n, 0)]) {
+            if lo > next {
+                copy_columns(next, lo - next);
+            }
+            next = next.max(lo + n);
+        }
+        if fresh {
+            // SAFETY: the product wrote every element of `target`.
+            unsafe { target.storage().assume_init() };
+        }
+        if out_fresh {
+            // SAFETY: every column of `out` was copied above.
+            unsafe { out.storage().assume_init() };
+        }
+        return Ok(());
+    }
+    product()?;
+    if fresh {
+        // SAFETY: the product wrote every element of `target`.
+        unsafe { target.storage().assume_init() };
     }
     if !direct {
         copy_(out, &target)?;

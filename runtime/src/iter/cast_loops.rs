@@ -231,6 +231,38 @@ fn tiled_copy<W: Copy>(iter: &TensorIterator) {
     }
 }
 
+/// Writes the transpose of a `rows x cols` matrix of 4-byte elements: element `(i, j)` of the
+/// source (at `src + i * src_row + j`) goes to `dst + j * dst_row + i`, strides in elements.
+/// This is [`tiled_copy`]'s transpose on one thread, for kernels that transpose blocks of their
+/// own results as they go (the matrix products' column-major staging matrix).
+///
+/// # Safety
+/// Both matrices must be valid for those strides (`rows` x `cols` elements read at `src`,
+/// `cols` x `rows` written at `dst`) and must not overlap.
+pub unsafe fn transpose_4byte(
+    rows: usize,
+    cols: usize,
+    src: *const u32,
+    src_row: isize,
+    dst: *mut u32,
+    dst_row: isize,
+) {
+    if rows == 0 || cols == 0 {
+        return;
+    }
+    let bands = cols.div_ceil(TILE);
+    let tiles = Tiles { n0: rows, n1: cols, i0: src_row * 4, o1: dst_row * 4, per: bands, bands };
+    let (a, o) = (src as *const u8, dst as *mut u8);
+    #[cfg(target_arch = "x86_64")]
+    if simd::simd_level() >= simd::SimdLevel::Avx2 {
+        // SAFETY: the level check: the CPU has AVX; one chunk holding every band, so all of the
+        // caller's matrix is copied.
+        return unsafe { tiles.band_avx(0, a, o) };
+    }
+    // SAFETY: as above; `band` passes whole 8 x 8 blocks inside the matrix to `transpose8`.
+    unsafe { tiles.band::<u32>(0, a, o, |s, sr, d, dr| transpose8::<u32>(s as *const u32, sr, d as *mut u32, dr)) }
+}
+
 /// The tiling of a 2-D transpose (see [`tiled_copy`]): `bands` bands of `TILE` output
 /// columns, `per` bands per chunk; byte strides `i0` (input, dim 0) and `o1` (output, dim 1).
 #[derive(Clone, Copy)]

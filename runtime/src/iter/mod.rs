@@ -73,7 +73,7 @@ mod strides;
 mod sum;
 
 pub use argreduce::reduce_with_index_kernel;
-pub use cast_loops::CastTo;
+pub use cast_loops::{transpose_4byte, CastTo};
 pub use config::{
     binary_float_op_config, binary_op_config, comparison_op_config, nullary_op_config, reduce_op_config,
     ternary_op_config, unary_float_op_config, unary_op_config, wrapped_scalar_tensor, TensorIteratorConfig,
