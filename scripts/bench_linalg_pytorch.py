@@ -47,6 +47,8 @@ def main():
         out[f"linalg/matmul_{name}/{n}"] = median_time(lambda: torch.matmul(a, b))
     x, w = rand_tensor((1024, 1024), torch.float32, 0), rand_tensor((1024, 1024), torch.float32, 1)
     out["linalg/linear_float32/1024"] = median_time(lambda: torch.nn.functional.linear(x, w))
+    x, w = rand_tensor((64, 784), torch.float32, 2), rand_tensor((256, 784), torch.float32, 3)
+    out["linalg/mm_xwt_float32/64x784x256"] = median_time(lambda: torch.mm(x, w.t()))
     a, b = rand_tensor((32, 128, 128), torch.float32, 0), rand_tensor((32, 128, 128), torch.float32, 1)
     out["linalg/bmm_float32/32x128x128"] = median_time(lambda: torch.bmm(a, b))
     print(f"# torch {torch.__version__}, threads {torch.get_num_threads()}")

@@ -1,7 +1,8 @@
 //! Matrix products against PyTorch (`scripts/bench_linalg_pytorch.py` prints the same case names
 //! with PyTorch's medians): `matmul` of square matrices in f32 (256² and 1024²) and bf16
-//! (1024²), a linear layer's `x @ w.t()` (a column-major operand, read in place), and a batched
-//! `bmm` of 32 products of 128².
+//! (1024²), a linear layer's `x @ w.t()` (a column-major operand, read in place), the first
+//! layer of issue 3's MLP (`x @ w.t()` for a batch of 64, 784 -> 256), and a batched `bmm` of 32
+//! products of 128².
 //!
 //! Run: `cargo bench -p oxten --bench linalg`, then `python3 scripts/bench_linalg_pytorch.py`.
 
@@ -32,6 +33,12 @@ fn products(c: &mut Criterion) {
     let w = rand_tensor(&[n, n], DType::F32, 1);
     g.throughput(Throughput::Elements((2 * n * n * n) as u64));
     g.bench_function(BenchmarkId::new("linear_float32", n), |bench| bench.iter(|| black_box(oxten::linear(&x, &w))));
+    // The first layer of issue 3's MLP: a batch of 64 through a 784 -> 256 linear layer,
+    // `x @ w.t()` (staged through a column-major matrix, see `kernels/src/linalg/mod.rs`).
+    let x = rand_tensor(&[64, 784], DType::F32, 2);
+    let w = rand_tensor(&[256, 784], DType::F32, 3);
+    g.throughput(Throughput::Elements(2 * 64 * 784 * 256));
+    g.bench_function("mm_xwt_float32/64x784x256", |bench| bench.iter(|| black_box(x.mm(&w.t()))));
     let (batch, m) = (32i64, 128i64);
     let a = rand_tensor(&[batch, m, m], DType::F32, 0);
     let b = rand_tensor(&[batch, m, m], DType::F32, 1);
