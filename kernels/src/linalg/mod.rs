@@ -148,63 +148,78 @@ fn product_into(out: &Tensor, a: &Tensor, b: &Tensor, bias: Option<(&Tensor, Sca
             engine::product(dtype, batch, d, Operand::at(&target, ptr), a_op, b_op, alpha, bias.map(|(_, beta)| beta))
         }
     };
-    if out_apart && staged && out.dim() == 2 && dtype == DType::F32 && out.strides()[1] == 1 {
-        // f32 staging into a row-major `out`: each block of columns is transposed into `out` as
-        // soon as the calling thread has computed it, while the pool's other threads finish
-        // theirs; the rest afterwards.
-        // SAFETY: every element of `out` is written below (the blocks copied during the product
-        // and the columns left after it) before `assume_init`, and nothing reads `out` before.
-        let (out_ptr, out_fresh) = unsafe { out.data_ptr_for_overwrite() };
-        let out_rs = out.strides()[0] as isize;
-        let copy_columns = |lo: usize, n: usize| {
-            // SAFETY: columns lo..lo + n of the column-major `m x n` staging matrix (written by
-            // the product) go to the same columns of the row-major `out`; the two do not
-            // overlap (the staging matrix is fresh).
-            unsafe {
-                oxten_runtime::iter::transpose_4byte(
-                    n,
-                    d.m,
-                    (ptr as *const u32).add(lo * d.m),
-                    d.m as isize,
-                    (out_ptr as *mut u32).add(lo),
-                    out_rs,
-                )
-            }
-        };
-        let copied = std::cell::RefCell::new(Vec::new());
-        engine::with_columns_done(
-            &|lo, n| {
-                copy_columns(lo, n);
-                copied.borrow_mut().push((lo, n));
-            },
-            product,
-        )?;
-        let mut copied = copied.into_inner();
-        copied.sort_unstable();
-        let mut next = 0;
-        for (lo, n) in copied.into_iter().chain([(d.n, 0)]) {
-            if lo > next {
-                copy_columns(next, lo - next);
-            }
-            next = next.max(lo + n);
-        }
-        if fresh {
-            // SAFETY: the product wrote every element of `target`.
-            unsafe { target.storage().assume_init() };
-        }
-        if out_fresh {
-            // SAFETY: every column of `out` was copied above.
-            unsafe { out.storage().assume_init() };
-        }
-        return Ok(());
+    // f32 staging into a row-major `out`: see [`product_copying_blocks`].
+    let copy_during = out_apart && staged && out.dim() == 2 && dtype == DType::F32 && out.strides()[1] == 1;
+    if copy_during {
+        // SAFETY: `ptr` addresses the fresh column-major `m x n` staging matrix (f32), which the
+        // product writes in full; `out` is 2-D, row-major and overlaps nothing the product reads.
+        unsafe { product_copying_blocks(out, ptr as *const u32, d, product)? };
+    } else {
+        product()?;
     }
-    product()?;
     if fresh {
         // SAFETY: the product wrote every element of `target`.
         unsafe { target.storage().assume_init() };
     }
-    if !direct {
+    if !direct && !copy_during {
         copy_(out, &target)?;
+    }
+    Ok(())
+}
+
+/// Runs `product`, which fills the column-major `m x n` staging matrix at `staged`, and
+/// transposes that matrix into the row-major `out`. Each block of columns the calling thread
+/// computes is transposed as soon as it is done, while the pool's other threads finish theirs
+/// (see `engine::with_columns_done`); the columns left are transposed afterwards.
+///
+/// # Safety
+/// `staged` addresses `m x n` 4-byte elements, column-major, that `product` writes in full and
+/// nothing else uses; `out` is a 2-D row-major tensor of 4-byte elements with `m x n` elements
+/// that overlaps neither the staging matrix nor anything `product` reads.
+unsafe fn product_copying_blocks(
+    out: &Tensor,
+    staged: *const u32,
+    d: Dims,
+    product: impl FnOnce() -> Result<()>,
+) -> Result<()> {
+    // SAFETY: every element of `out` is written below (the blocks copied during the product and
+    // the columns left after it) before `assume_init`, and nothing reads `out` meanwhile.
+    let (out_ptr, out_fresh) = unsafe { out.data_ptr_for_overwrite() };
+    let out_rs = out.strides()[0] as isize;
+    let copy_columns = |lo: usize, n: usize| {
+        // SAFETY: columns lo..lo + n of the staging matrix (already written by the product) go to
+        // the same columns of `out`; the caller's contract for the rest.
+        unsafe {
+            oxten_runtime::iter::transpose_4byte(
+                n,
+                d.m,
+                staged.add(lo * d.m),
+                d.m as isize,
+                (out_ptr as *mut u32).add(lo),
+                out_rs,
+            )
+        }
+    };
+    let copied = std::cell::RefCell::new(Vec::new());
+    engine::with_columns_done(
+        &|lo, n| {
+            copy_columns(lo, n);
+            copied.borrow_mut().push((lo, n));
+        },
+        product,
+    )?;
+    let mut copied = copied.into_inner();
+    copied.sort_unstable();
+    let mut next = 0;
+    for (lo, n) in copied.into_iter().chain([(d.n, 0)]) {
+        if lo > next {
+            copy_columns(next, lo - next);
+        }
+        next = next.max(lo + n);
+    }
+    if out_fresh {
+        // SAFETY: every column of `out` was copied above.
+        unsafe { out.storage().assume_init() };
     }
     Ok(())
 }

@@ -205,20 +205,9 @@ fn tiled_copy<W: Copy>(iter: &TensorIterator) {
     let per = bands.div_ceil(chunks.max(1));
     let tiles = Tiles { n0, n1, i0, o1, per, bands };
     let run = |c: usize| {
-        let (o, a) = (dst.get() as *mut W, src.get() as *const W);
-        #[cfg(target_arch = "x86_64")]
-        if size_of::<W>() == 4 && simd::simd_level() >= simd::SimdLevel::Avx2 {
-            // SAFETY: the level check above: the CPU has AVX; the band's addresses as below.
-            return unsafe { tiles.band_avx(c, a as *const u8, o as *mut u8) };
-        }
-        // SAFETY: `c` is one of the `chunks` bands of the iteration; pointers and strides come
+        // SAFETY: `c` is one of the `chunks` chunks of the iteration; pointers and strides come
         // from the iterator.
-        unsafe {
-            tiles.band::<W>(c, a as *const u8, o as *mut u8, |s, sr, d, dr| {
-                // SAFETY: `band` passes whole 8 x 8 blocks inside the iteration.
-                transpose8::<W>(s as *const W, sr, d as *mut W, dr)
-            })
-        };
+        unsafe { tiles.copy_chunk::<W>(c, src.get() as *const u8, dst.get()) };
     };
     if chunks <= 1 {
         run(0);
@@ -252,15 +241,9 @@ pub unsafe fn transpose_4byte(
     }
     let bands = cols.div_ceil(TILE);
     let tiles = Tiles { n0: rows, n1: cols, i0: src_row * 4, o1: dst_row * 4, per: bands, bands };
-    let (a, o) = (src as *const u8, dst as *mut u8);
-    #[cfg(target_arch = "x86_64")]
-    if simd::simd_level() >= simd::SimdLevel::Avx2 {
-        // SAFETY: the level check: the CPU has AVX; one chunk holding every band, so all of the
-        // caller's matrix is copied.
-        return unsafe { tiles.band_avx(0, a, o) };
-    }
-    // SAFETY: as above; `band` passes whole 8 x 8 blocks inside the matrix to `transpose8`.
-    unsafe { tiles.band::<u32>(0, a, o, |s, sr, d, dr| transpose8::<u32>(s as *const u32, sr, d as *mut u32, dr)) }
+    // SAFETY: one chunk holding every band, so all of the caller's matrix (valid, by the
+    // caller's contract) is copied.
+    unsafe { tiles.copy_chunk::<u32>(0, src as *const u8, dst as *mut u8) }
 }
 
 /// The tiling of a 2-D transpose (see [`tiled_copy`]): `bands` bands of `TILE` output
@@ -325,6 +308,21 @@ impl Tiles {
                 }
             }
         }
+    }
+
+    /// Copies chunk `c`'s bands with the fastest whole-block transpose for `W`: AVX registers
+    /// for 4-byte elements where the CPU has them, [`transpose8`] otherwise.
+    ///
+    /// # Safety
+    /// As for [`Tiles::band`].
+    unsafe fn copy_chunk<W: Copy>(&self, c: usize, a: *const u8, o: *mut u8) {
+        #[cfg(target_arch = "x86_64")]
+        if size_of::<W>() == 4 && simd::simd_level() >= simd::SimdLevel::Avx2 {
+            // SAFETY: the level check: the CPU has AVX; the rest is the caller's contract.
+            return unsafe { self.band_avx(c, a, o) };
+        }
+        // SAFETY: the caller's contract; `band` passes whole 8 x 8 blocks inside the iteration.
+        unsafe { self.band::<W>(c, a, o, |s, sr, d, dr| transpose8::<W>(s as *const W, sr, d as *mut W, dr)) }
     }
 
     /// [`Tiles::band`] for 4-byte elements with AVX 8 x 8 register transposes.
