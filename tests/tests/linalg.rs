@@ -254,6 +254,25 @@ fn staged_products_into_strided_and_aliased_outputs() {
 }
 
 #[test]
+fn products_whose_blocks_do_not_divide_over_the_threads() {
+    // On a pool of several threads these are cut into one block per thread plus spare parts
+    // that the first threads to finish take: 101 columns of a row-major result are 7 units of
+    // 16 (the last one 5 wide); 75 rows of a column-major `out=` are 10 units of 8 (the last 3
+    // high); 256 x 784 is the MLP's weight gradient, `g.t() @ x`.
+    let a = matrix(70, 64, DType::F32, 60);
+    let b = matrix(64, 101, DType::F32, 61);
+    assert_product(&a.mm(&b), &a, &b, 1e-4);
+    let (a, b) = (matrix(75, 100, DType::F64, 62), matrix(100, 40, DType::F64, 63));
+    let out = Tensor::empty(&[40, 75], DType::F64, Device::Cpu, MemoryFormat::Contiguous).unwrap().t();
+    oxten::mm_out(&a, &b, &out);
+    assert_eq!(out.strides(), [1, 75]);
+    assert_product(&out, &a, &b, 1e-12);
+    let g = matrix(64, 256, DType::F32, 64);
+    let x = matrix(64, 784, DType::F32, 65);
+    assert_product(&g.t().mm(&x), &g.t(), &x, 1e-4);
+}
+
+#[test]
 fn meta_tensors_get_shapes_without_data() {
     let a = Tensor::empty(&[7, 3], DType::BF16, Device::Meta, MemoryFormat::Contiguous).unwrap();
     let b = Tensor::empty(&[3, 11], DType::BF16, Device::Meta, MemoryFormat::Contiguous).unwrap();
