@@ -71,6 +71,26 @@ fn every_dtype_pair() {
     }
 }
 
+/// 0-dim tensors (the wrapped numbers of `x + 2.5`) are converted without a copy's iterator;
+/// the rules are the same, also for a scalar that is one element of a larger storage.
+#[test]
+fn scalars_convert_for_every_dtype_pair() {
+    for src_d in DType::ALL {
+        let src = tensor_of(&source_values(src_d), src_d);
+        let stored = src.to_f64_vec().unwrap();
+        for dst_d in DType::ALL {
+            for (i, &v) in stored.iter().enumerate() {
+                let scalar = src.alias_with_layout(&[], &[], i as i64).unwrap();
+                let got = to_dtype(&scalar, dst_d).unwrap();
+                assert_eq!((got.dim(), got.dtype()), (0, dst_d));
+                if let Some(want) = expected(v, dst_d) {
+                    assert_eq!(got.to_f64_vec().unwrap(), [want], "{src_d} {v} -> {dst_d}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn float_to_int_truncates() {
     let src = Tensor::from_vec(vec![2.7f32, -2.7, 0.9, -0.9], &[4]).unwrap();

@@ -19,14 +19,14 @@
 
 use super::functions::{GraphRoot, Identity};
 use super::mode::{is_anomaly_enabled, GradModeGuard, ThreadLocalState};
-use super::node::{node_id, Edge, Node};
+use super::node::{node_id, Edge, Node, NodeMap, NodeSet};
 use super::utils::{self, cast_to, is_expandable_to, sum_to};
 use crate::error::{Error, ErrorKind, Result};
 use crate::tensor::Tensor;
-use crate::MemoryFormat;
+use crate::{Device, MemoryFormat};
 use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::BinaryHeap;
 use std::sync::Arc;
 
 /// Nested (reentrant) backward passes run inline on one thread up to this depth.
@@ -49,7 +49,7 @@ impl ExecInfo {
     }
 }
 
-type ExecInfoMap = HashMap<usize, ExecInfo>;
+type ExecInfoMap = NodeMap<ExecInfo>;
 
 thread_local! {
     /// The execution mask of the graph task running on this thread (for
@@ -190,8 +190,8 @@ impl Ord for NodeTask {
 
 struct GraphTask {
     keep_graph: bool,
-    dependencies: HashMap<usize, usize>,
-    not_ready: HashMap<usize, InputBuffer>,
+    dependencies: NodeMap<usize>,
+    not_ready: NodeMap<InputBuffer>,
     exec_info: Arc<ExecInfoMap>,
     captured: Vec<Option<Tensor>>,
     queue: BinaryHeap<NodeTask>,
@@ -205,9 +205,9 @@ impl GraphTask {
     }
 }
 
-fn compute_dependencies(root: &Arc<dyn Node>, min_topo_nr: u64) -> HashMap<usize, usize> {
-    let mut deps: HashMap<usize, usize> = HashMap::new();
-    let mut seen: HashSet<usize> = HashSet::new();
+fn compute_dependencies(root: &Arc<dyn Node>, min_topo_nr: u64) -> NodeMap<usize> {
+    let mut deps = NodeMap::default();
+    let mut seen = NodeSet::default();
     let mut stack = vec![root.clone()];
     seen.insert(node_id(root));
     while let Some(f) = stack.pop() {
@@ -229,7 +229,7 @@ fn compute_dependencies(root: &Arc<dyn Node>, min_topo_nr: u64) -> HashMap<usize
 /// Marks the nodes that lie on a path from `root` to one of `outputs` (the requested inputs'
 /// gradient edges), and what to capture for `grad()`.
 fn init_to_execute(root: &Arc<dyn Node>, outputs: &[Edge], accumulate_grad: bool, min_topo_nr: u64) -> ExecInfoMap {
-    let mut info: ExecInfoMap = HashMap::new();
+    let mut info = ExecInfoMap::default();
     for (idx, e) in outputs.iter().enumerate() {
         let Some(f) = e.function.as_ref() else { continue };
         let entry = info.entry(node_id(f)).or_default();
@@ -244,7 +244,7 @@ fn init_to_execute(root: &Arc<dyn Node>, outputs: &[Edge], accumulate_grad: bool
         node: Arc<dyn Node>,
         next: usize,
     }
-    let mut seen: HashSet<usize> = HashSet::new();
+    let mut seen = NodeSet::default();
     info.entry(node_id(root)).or_default();
     let mut stack = vec![Frame { node: root.clone(), next: 0 }];
     while let Some(frame) = stack.last_mut() {
@@ -283,11 +283,13 @@ fn init_to_execute(root: &Arc<dyn Node>, outputs: &[Edge], accumulate_grad: bool
 
 /// Checks (and fixes up) the gradients a node returns against the metadata of the inputs they go
 /// to: broadcast-compatible shapes are summed down, dtypes are cast, anything else is an error.
-fn validate_outputs(edges: &[Edge], grads: &mut [Option<Tensor>], fn_name: Option<&str>) -> Result<()> {
-    let prefix = fn_name.map_or(String::new(), |n| format!("Function {n} returned an "));
+fn validate_outputs(edges: &[Edge], grads: &mut [Option<Tensor>], node: Option<&dyn Node>) -> Result<()> {
+    // Formatted only for an error: this runs for every node of every backward.
+    let prefix = || node.map_or(String::new(), |n| format!("Function {} returned an ", n.name()));
     if edges.len() != grads.len() {
         return Err(Error::runtime(format!(
-            "{prefix}invalid number of gradients - expected {}, but got {}",
+            "{}invalid number of gradients - expected {}, but got {}",
+            prefix(),
             edges.len(),
             grads.len()
         )));
@@ -301,7 +303,8 @@ fn validate_outputs(edges: &[Edge], grads: &mut [Option<Tensor>], fn_name: Optio
         if sizes != md.sizes {
             if !is_expandable_to(&md.sizes, &sizes) {
                 return Err(Error::shape(format!(
-                    "{prefix}invalid gradient at index {i} - got {:?} but expected shape compatible with {:?}",
+                    "{}invalid gradient at index {i} - got {:?} but expected shape compatible with {:?}",
+                    prefix(),
                     &sizes[..],
                     &md.sizes[..]
                 )));
@@ -311,7 +314,8 @@ fn validate_outputs(edges: &[Edge], grads: &mut [Option<Tensor>], fn_name: Optio
         let cur = fixed.as_ref().unwrap_or(g);
         if cur.device() != md.device {
             return Err(Error::device(format!(
-                "{prefix}invalid gradient at index {i} - expected device {} but got {}",
+                "{}invalid gradient at index {i} - expected device {} but got {}",
+                prefix(),
                 md.device,
                 cur.device()
             )));
@@ -435,7 +439,7 @@ fn evaluate_function(task: &mut GraphTask, node: Arc<dyn Node>, mut inputs: Vec<
     if outputs.is_empty() && edges.is_empty() {
         return Ok(());
     }
-    validate_outputs(edges, &mut outputs, Some(&node.name())).map_err(|e| annotate_anomaly(e, &*node))?;
+    validate_outputs(edges, &mut outputs, Some(&*node)).map_err(|e| annotate_anomaly(e, &*node))?;
     if is_anomaly_enabled() {
         for (i, o) in outputs.iter().enumerate() {
             if o.as_ref().is_some_and(utils::has_nan) {
@@ -545,7 +549,7 @@ fn execute_inline(
     let min_topo_nr = if outputs.is_empty() { 0 } else { min_topo_nr.unwrap_or(0) };
     let dependencies = compute_dependencies(&root, min_topo_nr);
     let exec_info = if outputs.is_empty() {
-        ExecInfoMap::new()
+        ExecInfoMap::default()
     } else {
         init_to_execute(&root, &outputs, accumulate_grad, min_topo_nr)
     };
@@ -555,7 +559,7 @@ fn execute_inline(
     let mut task = GraphTask {
         keep_graph,
         dependencies,
-        not_ready: HashMap::new(),
+        not_ready: NodeMap::default(),
         exec_info,
         captured: vec![None; outputs.len()],
         queue: BinaryHeap::new(),
@@ -622,6 +626,11 @@ fn make_grads(outputs: &[Tensor], grads: &[Option<Tensor>]) -> Result<Vec<Tensor
                         "grad can be implicitly created only for real scalar outputs but got {}",
                         out.dtype()
                     )));
+                }
+                if out.dim() == 0 && out.device() == Device::Cpu {
+                    // The usual `loss.backward()`: a CPU scalar, made directly rather than through
+                    // the dispatcher and a fill.
+                    return crate::iter::to_dtype(&Tensor::scalar(1.0f64), out.dtype());
                 }
                 crate::ops::ones_like::call(out, None, None, None, None, Some(MemoryFormat::Preserve))
             }

@@ -78,6 +78,32 @@ pub fn node_id(n: &Arc<dyn Node>) -> usize {
     Arc::as_ptr(n) as *const () as usize
 }
 
+/// Hashes a [`node_id`] (an address) by one multiplication: the engine looks nodes up several
+/// times per node of every backward, where std's DoS-resistant SipHash costs more than the
+/// lookup. Addresses are not chosen by an attacker.
+#[derive(Default)]
+pub(crate) struct NodeIdHasher(u64);
+
+impl std::hash::Hasher for NodeIdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_usize(&mut self, id: usize) {
+        // Fibonacci hashing; the map uses the high bits too, so the aligned low bits do not matter.
+        self.0 = (id as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A map keyed by [`node_id`].
+pub(crate) type NodeMap<V> = std::collections::HashMap<usize, V, std::hash::BuildHasherDefault<NodeIdHasher>>;
+/// A set of [`node_id`]s.
+pub(crate) type NodeSet = std::collections::HashSet<usize, std::hash::BuildHasherDefault<NodeIdHasher>>;
+
 /// A node of the backward graph. Implementations hold a [`NodeBase`] (edges, metadata, hooks)
 /// and whatever the formula needs ([`SavedVariable`]s, sizes, scalars).
 pub trait Node: Send + Sync + 'static {

@@ -1,6 +1,6 @@
 //! `copy_`: PyTorch's dtype-converting, broadcasting copy, and `to_dtype` built on it.
 
-use super::cast_loops::cast_kernel;
+use super::cast_loops::{cast_elem, cast_kernel};
 use super::config::TensorIteratorConfig;
 use super::iterator::{parallel_chunks, SendPtr};
 use super::overlap::{assert_no_internal_overlap, get_overlap_status, MemOverlapStatus};
@@ -8,6 +8,7 @@ use super::GRAIN_SIZE;
 use crate::device::{Device, MemoryFormat};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::match_dtype;
 use crate::tensor::Tensor;
 
 /// `dst.copy_(src)`: `src` is broadcast to `dst`'s shape and converted to `dst`'s dtype (any pair
@@ -106,6 +107,15 @@ fn memcpy_dense(dst: &Tensor, src: &Tensor) {
 pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
     if t.dtype() == dtype {
         return Ok(t.clone());
+    }
+    if t.dim() == 0 && t.device() == Device::Cpu {
+        // A CPU scalar (the wrapped number of `x + 2.5`, a threshold): converted directly, not
+        // through a copy's iterator, which would cost several times the element-wise op itself.
+        return Ok(match_dtype!(t.dtype(), S => match_dtype!(dtype, D => {
+            // SAFETY: a 0-dim CPU tensor's data pointer addresses its one element, of its dtype.
+            let v = unsafe { *(t.data_ptr() as *const S) };
+            Tensor::scalar::<D>(cast_elem::<S, D>(v))
+        })));
     }
     let l = t.layout();
     let out = if l.is_non_overlapping_and_dense() {

@@ -84,7 +84,15 @@ impl ReducePlan {
             return;
         };
         let nd = self.red.len();
-        let mut idx = vec![0usize; nd];
+        // The index over the reduced dims: on the stack for up to 8 of them (this runs once per
+        // output element of small reductions, where an allocation would be a good part of it).
+        let (mut inline, mut heap) = ([0usize; 8], Vec::new());
+        let idx: &mut [usize] = if nd <= inline.len() {
+            &mut inline[..nd]
+        } else {
+            heap.resize(nd, 0);
+            &mut heap
+        };
         let mut rem = range.start;
         for (d, &(size, _)) in self.red.iter().enumerate() {
             idx[d] = rem % size;
