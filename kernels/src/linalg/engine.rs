@@ -161,6 +161,9 @@ pub(super) unsafe fn product(
 }
 
 /// [`product`] for one element type.
+///
+/// # Safety
+/// As for [`product`], with `T` the element type of `dtype`.
 #[allow(clippy::too_many_arguments)]
 unsafe fn run<T: Product>(
     batch: usize,
@@ -331,8 +334,9 @@ pub(crate) unsafe fn gemm_call<T: Copy + Send + Sync + 'static>(
 const COPY_FMAS: usize = 28;
 
 /// The calling thread's block is a multiple of this many columns when it is shortened for its
-/// copy: a column-major destination has no shared cache lines between columns to avoid, and
-/// this is a multiple of `gemm`'s x86 f32 micro-kernel width (6) in the MLP's case.
+/// copy (a column-major destination shares no cache line between columns, so no 16-column unit
+/// is needed). For the MLP's first layer this gives 126 columns, whole panels of `gemm`'s x86
+/// f32 micro-kernel (6 wide).
 const COPY_ALIGN: usize = 2;
 
 /// How [`gemm_call`] cuts a product over the pool: one block per thread of whole units
