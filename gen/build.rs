@@ -26,7 +26,8 @@ fn main() {
     let gen = oxten_codegen::emit::generate_from_files(&yaml, Some(&derivatives))
         .unwrap_or_else(|errors| panic!("the operator YAML has errors:\n{}", errors.join("\n")));
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    for file in ["register.rs", "autograd.rs", "autocast.rs"] {
-        std::fs::write(out.join(file), gen.get(file)).unwrap_or_else(|e| panic!("write {file}: {e}"));
+    // `register.rs` and one `register_<key>.rs` per backend, `autograd.rs`, `autocast.rs`.
+    for (file, text) in gen.files.iter().filter(|(n, _)| n.starts_with("register") || n.starts_with("auto")) {
+        std::fs::write(out.join(file), text).unwrap_or_else(|e| panic!("write {file}: {e}"));
     }
 }

@@ -4,6 +4,7 @@
 //! cargo run -p oxten-codegen -- check [native_functions.yaml]
 //! cargo run -p oxten-codegen -- write <dir> [native_functions.yaml]
 //! cargo run -p oxten-codegen -- stubs <op> [native_functions.yaml]
+//! cargo run -p oxten-codegen -- where <op> [native_functions.yaml]
 //! ```
 
 use oxten_codegen::emit;
@@ -29,7 +30,8 @@ fn generate(path: Option<&String>) -> Result<emit::Generated, String> {
 }
 
 fn run(args: &[String]) -> Result<String, String> {
-    const USAGE: &str = "usage: oxten-codegen check [yaml] | write <dir> [yaml] | stubs <op> [yaml]";
+    const USAGE: &str =
+        "usage: oxten-codegen check [yaml] | write <dir> [yaml] | stubs <op> [yaml] | where <op> [yaml]";
     match args.first().map(String::as_str) {
         Some("check") => {
             let fns = load(args.get(1))?;
@@ -46,6 +48,20 @@ fn run(args: &[String]) -> Result<String, String> {
             let op = args.get(1).ok_or(USAGE)?;
             let fns = load(args.get(2))?;
             emit::stubs(&fns, op)
+        }
+        Some("where") => {
+            let op = args.get(1).ok_or(USAGE)?;
+            let path = args.get(2).map(PathBuf::from).unwrap_or_else(default_yaml);
+            let fns = load(args.get(2))?;
+            let dpath = emit::derivatives_path(&path);
+            let ds = match std::fs::read_to_string(&dpath) {
+                Ok(text) => oxten_codegen::derivatives::parse_derivatives(&text, &dpath.display().to_string(), &fns)
+                    .map_err(|e| e.join("\n"))?,
+                Err(_) => Vec::new(),
+            };
+            let gen = generate(args.get(2))?;
+            let kernels = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels/src");
+            oxten_codegen::locate::locate(op, &fns, &ds, &gen, &kernels)
         }
         _ => Err(USAGE.into()),
     }

@@ -45,10 +45,8 @@ const ADD: &str = "\
   device_check: NoCheck   # TensorIterator
   structured: True
   structured_inherits: TensorIteratorBase
-  pointwise: self + alpha * other
   dispatch:
     CPU, CUDA: add_out
-    Meta: add_out_meta
 ";
 
 #[test]
@@ -68,9 +66,8 @@ fn valid_file_parses() {
     assert_eq!(add_.tags, ["pointwise"]);
     assert!(out.structured);
     assert_eq!(out.structured_inherits.as_deref(), Some("TensorIteratorBase"));
-    assert_eq!(out.pointwise.as_deref(), Some("self + alpha * other"));
     let dispatch: Vec<String> = out.dispatch.iter().map(|(k, v)| format!("{k}: {v}")).collect();
-    assert_eq!(dispatch, ["CPU: add_out", "CUDA: add_out", "Meta: add_out_meta"]);
+    assert_eq!(dispatch, ["CPU: add_out", "CUDA: add_out"]);
     assert!(fns.iter().all(NativeFunction::is_structured_group_member));
     assert!(!out.has_composite_kernel());
 }
@@ -388,6 +385,33 @@ fn duplicate_overload_name() {
 }
 
 #[test]
+fn structured_and_pointwise_ops_take_only_the_keys_they_emit() {
+    check(
+        "\
+- func: relu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  dispatch:
+    CPU: relu_out
+    Meta: relu_meta
+    CompositeExplicitAutograd: relu_any
+- func: exp.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  structured_inherits: TensorIteratorBase
+  pointwise: exp(self)
+  dispatch:
+    CPU: exp_out
+- func: neg(Tensor self) -> Tensor
+  dispatch:
+    PrivateUse1: neg_pu1
+",
+        expect![[r#"
+            native_functions.yaml:3: in `relu.out`: a structured op lists only backend impls (CPU, CUDA) in `dispatch`: its meta function serves Meta and it has no composite kernel; remove `Meta`, `CompositeExplicitAutograd`
+            native_functions.yaml:11: in `exp.out`: a `pointwise:` op's kernels are generated from its expression on every backend; remove `dispatch`
+            native_functions.yaml:15: in `neg`: `PrivateUse1` kernels belong to an out-of-tree backend and are declared in that backend's own YAML, not in native_functions.yaml (see ARCHITECTURE.md, "Adding a backend")"#]],
+    );
+}
+
+#[test]
 fn unknown_dispatch_key() {
     check(
         "\
@@ -396,7 +420,7 @@ fn unknown_dispatch_key() {
     CPU: relu_cpu
     CUDA, XLA: relu_cuda
 ",
-        expect!["native_functions.yaml:4: in `relu`: unknown dispatch key `XLA` (legal keys: CPU, CUDA, Meta, PrivateUse1, CompositeImplicitAutograd, CompositeExplicitAutograd)"],
+        expect!["native_functions.yaml:4: in `relu`: unknown dispatch key `XLA` (legal keys: CPU, CUDA, Meta, CompositeImplicitAutograd, CompositeExplicitAutograd)"],
     );
 }
 
@@ -450,7 +474,8 @@ fn pointwise_not_on_structured_out() {
 ",
         expect![[r#"
             native_functions.yaml:2: in `relu`: `pointwise` is only allowed on a `structured: True` out= overload, but `relu` is a functional overload
-            native_functions.yaml:4: in `relu.out`: `pointwise` is only allowed on a `structured: True` out= overload, but `relu.out` is not structured"#]],
+            native_functions.yaml:4: in `relu.out`: `pointwise` is only allowed on a `structured: True` out= overload, but `relu.out` is not structured
+            native_functions.yaml:5: in `relu.out`: a `pointwise:` op's kernels are generated from its expression on every backend; remove `dispatch`"#]],
     );
 }
 

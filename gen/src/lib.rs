@@ -19,6 +19,7 @@
 //! Kernels register themselves with the dispatcher when the program starts (or on the first
 //! call to [`init`], which is idempotent).
 
+pub use oxten_runtime::alloc;
 pub use oxten_runtime::dispatch;
 pub use oxten_runtime::functions::*;
 pub use oxten_runtime::generator::{
@@ -28,8 +29,8 @@ pub use oxten_runtime::iter;
 pub use oxten_runtime::ops;
 pub use oxten_runtime::options;
 pub use oxten_runtime::{
-    can_cast, promote_types, DType, Device, DimVec, Element, Error, ErrorKind, Layout, MemoryFormat, Result, Scalar,
-    Storage, Tensor, TensorLayout,
+    can_cast, promote_types, DType, Device, DeviceType, DimVec, Element, Error, ErrorKind, Layout, MemoryFormat,
+    Result, Scalar, Storage, Tensor, TensorLayout,
 };
 
 pub mod autocast;

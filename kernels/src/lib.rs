@@ -30,7 +30,8 @@ mod views;
 
 /// Code generated from native_functions.yaml by build.rs.
 pub mod generated {
-    /// One trait per hand-written kernel.
+    /// One trait per hand-written kernel: shared meta-function traits at the root, each
+    /// backend's kernels in its own module (`decls::cpu`, `decls::meta` …), re-exported here.
     #[allow(clippy::too_many_arguments, non_snake_case)]
     pub mod decls {
         include!(concat!(env!("OUT_DIR"), "/decls.rs"));
@@ -48,3 +49,6 @@ pub struct Cpu;
 pub struct Meta;
 /// Implements CompositeExplicitAutograd and CompositeImplicitAutograd kernels.
 pub struct Composite;
+/// Implements the CUDA kernels and the CUDA impls of structured operators.
+#[cfg(feature = "cuda")]
+pub struct Cuda;

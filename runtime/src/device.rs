@@ -28,6 +28,51 @@ impl fmt::Display for Device {
     }
 }
 
+impl Device {
+    /// The kind of device, without its index.
+    pub const fn device_type(self) -> DeviceType {
+        match self {
+            Device::Cpu => DeviceType::Cpu,
+            Device::Cuda(_) => DeviceType::Cuda,
+            Device::Meta => DeviceType::Meta,
+            Device::PrivateUse1(_) => DeviceType::PrivateUse1,
+        }
+    }
+}
+
+/// A kind of device (`torch.device.type`): what allocators and cross-device copy kernels are
+/// registered for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DeviceType {
+    Cpu = 0,
+    Cuda = 1,
+    Meta = 2,
+    PrivateUse1 = 3,
+}
+
+impl DeviceType {
+    /// Number of device types (the size of per-device-type tables).
+    pub const COUNT: usize = 4;
+    /// Every device type, in index order.
+    pub const ALL: [DeviceType; Self::COUNT] =
+        [DeviceType::Cpu, DeviceType::Cuda, DeviceType::Meta, DeviceType::PrivateUse1];
+    /// The index in per-device-type tables.
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl fmt::Display for DeviceType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DeviceType::Cpu => "cpu",
+            DeviceType::Cuda => "cuda",
+            DeviceType::Meta => "meta",
+            DeviceType::PrivateUse1 => "privateuseone",
+        })
+    }
+}
+
 /// How a tensor's dims are laid out in memory (`torch.memory_format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum MemoryFormat {

@@ -4,6 +4,7 @@
 //! Most users depend on the `oxten` crate, which re-exports this one together with the generated
 //! operator API and the registered kernels.
 
+pub mod alloc;
 pub mod autocast;
 pub mod autograd;
 pub mod device;
@@ -20,7 +21,7 @@ pub mod scalar;
 pub mod storage;
 pub mod tensor;
 
-pub use device::{Device, Layout, MemoryFormat};
+pub use device::{Device, DeviceType, Layout, MemoryFormat};
 pub use dimvec::DimVec;
 pub use dispatch::{DispatchKey, KeySet};
 pub use dtype::{can_cast, promote_types, DType};

@@ -8,7 +8,7 @@ use oxten_runtime::dispatch::{
     define_op, local_keys, BoxedKernel, DispatchKey, ExcludeGuard, IValue, IncludeGuard, KeySet, Op, RegistrationKey,
     Resolved,
 };
-use oxten_runtime::{DType, Device, Result, Tensor};
+use oxten_runtime::{DType, Device, DeviceType, Result, Tensor};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 type Unary = fn(&Tensor) -> Result<Tensor>;
@@ -31,11 +31,17 @@ fn call(op: &'static Op<Unary>, keys: KeySet, t: &Tensor) -> Result<Tensor> {
 fn cpu(v: f32) -> Tensor {
     Tensor::from_vec(vec![v], &[1]).unwrap()
 }
+/// PrivateUse1 tensors here live in host memory: the host allocator serves that device too.
+fn host_memory_pu1() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| oxten_runtime::alloc::register_allocator(DeviceType::PrivateUse1, oxten_runtime::alloc::host()));
+}
 fn pu1(v: f32) -> Tensor {
-    cpu(v).copy_to_host_device(Device::PrivateUse1(0)).unwrap()
+    host_memory_pu1();
+    cpu(v).storage_copy_to(Device::PrivateUse1(0)).unwrap()
 }
 fn val(t: &Tensor) -> f32 {
-    t.copy_to_host_device(Device::Cpu).unwrap().to_vec::<f32>().unwrap()[0]
+    t.storage_copy_to(Device::Cpu).unwrap().to_vec::<f32>().unwrap()[0]
 }
 
 fn mark(v: f32) -> Tensor {
@@ -139,13 +145,13 @@ fn boxed_fallback_serves_ops_without_kernels_but_direct_kernels_win() {
             assert!(op.name().starts_with("test::fb_"));
             for v in stack.iter_mut() {
                 if let IValue::Tensor(t) = v {
-                    *t = t.copy_to_host_device(Device::Cpu)?;
+                    *t = t.storage_copy_to(Device::Cpu)?;
                 }
             }
             let _cpu_only = ExcludeGuard::new(DispatchKey::PrivateUse1);
             let IValue::Tensor(t) = stack.pop().unwrap() else { unreachable!() };
             let r = call(&A, t.key_set(), &t)?;
-            stack.push(IValue::Tensor(r.copy_to_host_device(Device::PrivateUse1(0))?));
+            stack.push(IValue::Tensor(r.storage_copy_to(Device::PrivateUse1(0))?));
             Ok(())
         }),
     );

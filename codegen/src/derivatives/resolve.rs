@@ -136,7 +136,8 @@ impl Derivative {
 /// Whether `f` has a kernel below autograd (a backend or CompositeExplicitAutograd kernel), so
 /// that its gradient needs a formula rather than coming from a decomposition.
 pub fn has_backend_kernel(f: &NativeFunction) -> bool {
-    f.is_structured_group_member() || f.dispatch.keys().any(|k| k != "CompositeImplicitAutograd")
+    f.is_structured_group_member()
+        || f.dispatch.keys().any(|k| *k != crate::backend::DispatchKey::CompositeImplicitAutograd)
 }
 
 /// Whether an argument type is a tensor that can have a gradient edge.

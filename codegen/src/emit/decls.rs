@@ -2,11 +2,16 @@
 //! a missing or mistyped kernel is a compile error naming the operator, plus the precomputed
 //! structs of structured operators.
 //!
+//! `decls.rs` holds what every backend shares (meta functions, argument checks, precomputed
+//! structs) and one module per [`BackendIndex`], from its own file (`decls_cpu.rs`,
+//! `decls_cuda.rs` …), whose traits it re-exports:
+//!
 //! | YAML | trait | implemented on |
 //! |---|---|---|
 //! | `structured: True` out op `x_out`, meta written by hand | `XOutMetaFn::x_out` | `oxten_kernels::Meta` |
-//! | `dispatch: {CPU: k}` | `KCpu::k` | `oxten_kernels::Cpu` |
 //! | `pointwise_check: k` on a pointwise op | `K::k` | `oxten_kernels::Meta` |
+//! | `dispatch: {CPU: k}` | `KCpu::k` | `oxten_kernels::Cpu` |
+//! | `dispatch: {CUDA: k}` | `KCuda::k` | `oxten_kernels::Cuda` (feature `cuda`) |
 //! | `dispatch: {Meta: k}` | `KMeta::k` | `oxten_kernels::Meta` |
 //! | `dispatch: {CompositeExplicitAutograd: k}` | `KCompositeExplicit::k` | `oxten_kernels::Composite` |
 //! | `dispatch: {CompositeImplicitAutograd: k}` | `KCompositeImplicit::k` | `oxten_kernels::Composite` |
@@ -14,24 +19,16 @@
 use super::names::camel;
 use super::sig::OpSig;
 use super::structured::StructuredOp;
+use super::RUNTIME_IMPORTS;
+use crate::backend::{BackendIndex, DispatchKey};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// The backend keys with in-tree kernels, with the trait suffix and the implementing type.
-pub const KEYS: [(&str, &str, &str); 4] = [
-    ("CPU", "Cpu", "Cpu"),
-    ("Meta", "Meta", "Meta"),
-    ("CompositeExplicitAutograd", "CompositeExplicit", "Composite"),
-    ("CompositeImplicitAutograd", "CompositeImplicit", "Composite"),
-];
-
-/// `(trait suffix, implementing type)` for a dispatch key, or None for keys without in-tree kernels.
-pub fn key_info(key: &str) -> Option<(&'static str, &'static str)> {
-    KEYS.iter().find(|(k, _, _)| *k == key).map(|(_, s, t)| (*s, *t))
-}
-
 /// One declared kernel.
 pub struct Decl {
+    /// The key whose kernel this is; `None` for what every backend shares (meta functions and
+    /// argument checks of structured ops).
+    pub key: Option<DispatchKey>,
     pub trait_name: String,
     pub method: String,
     pub params: String,
@@ -41,7 +38,7 @@ pub struct Decl {
 
 /// Collects every kernel declaration; errors if one kernel name is declared twice for one key
 /// with different signatures.
-pub fn collect(sigs: &[OpSig], structured: &[StructuredOp]) -> Result<Vec<Decl>, String> {
+pub fn collect(sigs: &[OpSig], structured: &[StructuredOp], backends: &[BackendIndex]) -> Result<Vec<Decl>, String> {
     let mut decls: BTreeMap<String, Decl> = BTreeMap::new();
     let mut add = |d: Decl| -> Result<(), String> {
         if let Some(prev) = decls.get(&d.trait_name) {
@@ -60,6 +57,7 @@ pub fn collect(sigs: &[OpSig], structured: &[StructuredOp]) -> Result<Vec<Decl>,
         let doc = format!("`{}`", st.out.f.func);
         if let (Some(tr), Some(check)) = (st.check_trait(), &st.pointwise_check) {
             add(Decl {
+                key: None,
                 trait_name: tr,
                 method: check.clone(),
                 params: st.input_params(),
@@ -69,20 +67,22 @@ pub fn collect(sigs: &[OpSig], structured: &[StructuredOp]) -> Result<Vec<Decl>,
         }
         if st.pointwise.is_none() {
             add(Decl {
+                key: None,
                 trait_name: st.meta_trait(),
                 method: st.out.name.clone(),
                 params: st.meta_params(),
                 ret: st.meta_return(),
                 doc: format!("Meta function of {doc}: checks the arguments and sets the outputs."),
             })?;
-            for (key, kernel) in &st.impls {
-                let Some((suffix, _)) = key_info(key) else { continue };
+            for b in backends {
+                let Some(m) = b.get(st.out.f) else { continue };
                 add(Decl {
-                    trait_name: format!("{}{suffix}", camel(kernel)),
-                    method: kernel.clone(),
+                    key: Some(b.key),
+                    trait_name: format!("{}{}", camel(&m.kernel), b.key.trait_suffix()),
+                    method: m.kernel.clone(),
                     params: st.impl_params(),
                     ret: "()".into(),
-                    doc: format!("{key} impl of {doc}: computes into the outputs the meta function set."),
+                    doc: format!("{} impl of {doc}: computes into the outputs the meta function set.", b.key),
                 })?;
             }
         }
@@ -91,29 +91,39 @@ pub fn collect(sigs: &[OpSig], structured: &[StructuredOp]) -> Result<Vec<Decl>,
         if sig.f.structured || sig.f.structured_delegate.is_some() {
             continue;
         }
-        for (key, kernel) in &sig.f.dispatch {
-            let Some((suffix, _)) = key_info(key) else { continue };
+        for b in backends {
+            let Some(m) = b.get(sig.f) else { continue };
             add(Decl {
-                trait_name: format!("{}{suffix}", camel(kernel)),
-                method: kernel.clone(),
+                key: Some(b.key),
+                trait_name: format!("{}{}", camel(&m.kernel), b.key.trait_suffix()),
+                method: m.kernel.clone(),
                 params: sig.params(),
                 ret: sig.ret.clone(),
-                doc: format!("{key} kernel of `{}`.", sig.f.func),
+                doc: format!("{} kernel of `{}`.", b.key, sig.f.func),
             })?;
         }
     }
     Ok(decls.into_values().collect())
 }
 
-/// The declarations file of the kernels crate.
-pub fn emit_decls(decls: &[Decl], structured: &[StructuredOp]) -> String {
-    let mut s = String::new();
-    s.push_str("// @generated by oxten-codegen from native_functions.yaml. Do not edit.\n");
-    s.push_str(
-        "#[allow(unused_imports)] use oxten_runtime::{DType, Device, Layout, MemoryFormat, Result, Scalar, Tensor};\n",
+/// The name of the declarations file of one backend.
+pub fn backend_file(b: &BackendIndex) -> String {
+    format!("decls_{}.rs", b.key.module())
+}
+
+fn write_trait(s: &mut String, d: &Decl) {
+    let _ = writeln!(
+        s,
+        "/// {}\npub trait {} {{\n/// {}\nfn {}({}) -> Result<{}>;\n}}",
+        d.doc, d.trait_name, d.doc, d.method, d.params, d.ret
     );
-    s.push_str("#[allow(unused_imports)] use oxten_runtime::Generator;\n");
-    s.push_str("#[allow(unused_imports)] use oxten_runtime::iter::{StructuredOutputs, TensorIterator};\n");
+}
+
+/// The root declarations file of the kernels crate: shared traits and structs, then one module
+/// per backend.
+pub fn emit_decls(decls: &[Decl], structured: &[StructuredOp], backends: &[BackendIndex]) -> String {
+    let mut s = String::new();
+    s.push_str(RUNTIME_IMPORTS);
     for st in structured {
         if let Some(name) = st.precomputed_struct() {
             let _ = writeln!(s, "/// Values the meta function of `{}` computes for its impls.\n#[derive(Clone, Debug)]\npub struct {name} {{", st.out.schema_name);
@@ -125,12 +135,28 @@ pub fn emit_decls(decls: &[Decl], structured: &[StructuredOp]) -> String {
             s.push_str("}\n");
         }
     }
-    for d in decls {
+    for d in decls.iter().filter(|d| d.key.is_none()) {
+        write_trait(&mut s, d);
+    }
+    for b in backends {
+        let (cfg, m) = (b.cfg_attr(), b.key.module());
         let _ = writeln!(
             s,
-            "/// {}\npub trait {} {{\n/// {}\nfn {}({}) -> Result<{}>;\n}}",
-            d.doc, d.trait_name, d.doc, d.method, d.params, d.ret
+            "/// The {} kernels' traits.\n{cfg} pub mod {m} {{ include!(concat!(env!(\"OUT_DIR\"), \"/{}\")); }}\n{cfg} pub use {m}::*;",
+            b.key,
+            backend_file(b)
         );
+    }
+    s
+}
+
+/// The declarations file of one backend: a trait per kernel the YAML names at its key.
+pub fn emit_backend_decls(decls: &[Decl], b: &BackendIndex) -> String {
+    let mut s = String::new();
+    s.push_str(RUNTIME_IMPORTS);
+    s.push_str("#[allow(unused_imports)] use super::*;\n");
+    for d in decls.iter().filter(|d| d.key == Some(b.key)) {
+        write_trait(&mut s, d);
     }
     s
 }

@@ -1,39 +1,52 @@
-//! Emits the registrations of the `oxten` crate: the structured wrappers that turn one meta
-//! function and one impl into working functional, in-place and out= kernels, and `register_all`,
-//! which puts every kernel into the dispatcher.
+//! Emits the registrations of the `oxten` crate, one file per [`BackendIndex`]
+//! (`register_cpu.rs`, `register_cuda.rs` …): the structured wrappers that turn one meta
+//! function and one impl into working functional, in-place and out= kernels at that key, and a
+//! `register` function putting the key's kernels into the dispatcher. `register.rs` holds the
+//! modules and `register_all`, which calls each.
 
-use super::decls::key_info;
 use super::names::camel;
 use super::sig::OpSig;
 use super::structured::StructuredOp;
+use super::RUNTIME_IMPORTS;
+use crate::backend::{BackendIndex, DispatchKey};
 use crate::model::SchemaKind;
 use std::fmt::Write;
 
-const K: &str = "::oxten_kernels";
-
 /// Path of the meta function of a structured op.
-fn meta_path(st: &StructuredOp) -> String {
+fn meta_path(st: &StructuredOp, b: &BackendIndex) -> String {
+    let k = &b.kernel_crate;
     if st.pointwise.is_some() {
-        format!("{K}::generated::pointwise::{}_meta", st.out.name)
+        format!("{k}::generated::pointwise::{}_meta", st.out.name)
     } else {
-        format!("<{K}::Meta as {K}::generated::decls::{}>::{}", st.meta_trait(), st.out.name)
+        format!("<{k}::Meta as {k}::generated::decls::{}>::{}", st.meta_trait(), st.out.name)
     }
 }
 
-/// Path of the CPU impl of a structured op, if it has one.
-fn cpu_impl_path(st: &StructuredOp) -> Option<String> {
+/// Path of the impl of a structured op at backend `b`, if it has one there. The CPU impls of
+/// `pointwise:` ops are generated; every other impl is hand-written and named in `dispatch:`.
+fn impl_path(st: &StructuredOp, b: &BackendIndex) -> Option<String> {
     if st.pointwise.is_some() {
-        return Some(format!("{K}::generated::pointwise::{}_cpu", st.out.name));
+        return (b.key == DispatchKey::Cpu)
+            .then(|| format!("{}::generated::pointwise::{}_cpu", b.kernel_crate, st.out.name));
     }
-    st.impls
-        .iter()
-        .find(|(k, _)| k == "CPU")
-        .map(|(_, kernel)| format!("<{K}::Cpu as {K}::generated::decls::{}Cpu>::{kernel}", camel(kernel)))
+    let m = b.get(st.out.f)?;
+    Some(format!("{}::{}", b.trait_path(&format!("{}{}", camel(&m.kernel), b.key.trait_suffix())), m.kernel))
 }
 
-/// One structured wrapper: the kernel of `member` (functional, in-place or out=) at `key`.
-fn emit_wrapper(s: &mut String, st: &StructuredOp, member: &OpSig, key: &str) -> String {
-    let fname = format!("{}_{}", member.name, key.to_lowercase());
+/// Whether backend `b` gets kernels for structured op `st`: Meta always (its meta function),
+/// other backends where they have an impl.
+fn serves(st: &StructuredOp, b: &BackendIndex) -> bool {
+    match b.key {
+        DispatchKey::Meta => true,
+        k if k.is_composite() => false,
+        _ => impl_path(st, b).is_some(),
+    }
+}
+
+/// One structured wrapper: the kernel of `member` (functional, in-place or out=) at `b`'s key.
+fn emit_wrapper(s: &mut String, st: &StructuredOp, member: &OpSig, b: &BackendIndex) -> String {
+    let key = b.key;
+    let fname = format!("{}_{}", member.name, key.module());
     let _ = writeln!(
         s,
         "/// {key} kernel of `{}`, built from the structured `{}`.",
@@ -54,8 +67,8 @@ fn emit_wrapper(s: &mut String, st: &StructuredOp, member: &OpSig, key: &str) ->
         }
     }
     let inputs: Vec<&str> = member.args.iter().filter(|a| !a.is_out).map(|a| a.ident.as_str()).collect();
-    let meta_call = format!("{}(&mut outs, {})", meta_path(st), inputs.join(", "));
-    let impl_path = if key == "Meta" { None } else { cpu_impl_path(st) };
+    let meta_call = format!("{}(&mut outs, {})", meta_path(st, b), inputs.join(", "));
+    let impl_path = if key == DispatchKey::Meta { None } else { impl_path(st, b) };
     if st.uses_iterator {
         match &impl_path {
             Some(p) => {
@@ -81,55 +94,53 @@ fn emit_wrapper(s: &mut String, st: &StructuredOp, member: &OpSig, key: &str) ->
     fname
 }
 
-/// The registration file of the `oxten` crate.
-pub fn emit_register(sigs: &[OpSig], structured: &[StructuredOp]) -> String {
+/// The name of the registration file of one backend.
+pub fn backend_file(b: &BackendIndex) -> String {
+    format!("register_{}.rs", b.key.module())
+}
+
+/// The root registration file of the `oxten` crate: one module per backend and `register_all`.
+pub fn emit_register(backends: &[BackendIndex]) -> String {
+    let mut s = String::new();
+    let mut calls = String::new();
+    for b in backends {
+        let (cfg, m) = (b.cfg_attr(), b.key.module());
+        let _ = writeln!(
+            s,
+            "/// The {} kernels' registrations.\n{cfg} mod {m} {{ include!(concat!(env!(\"OUT_DIR\"), \"/{}\")); }}",
+            b.key,
+            backend_file(b)
+        );
+        let _ = writeln!(calls, "{cfg} {m}::register();");
+    }
+    let _ = writeln!(s, "/// Registers every in-tree kernel with the dispatcher.\npub fn register_all() {{\n{calls}}}");
+    s
+}
+
+/// The registration file of one backend: its structured wrappers and `register`.
+pub fn emit_backend_register(sigs: &[OpSig], structured: &[StructuredOp], b: &BackendIndex) -> String {
     let mut s = String::new();
     let mut regs = String::new();
-    s.push_str("// @generated by oxten-codegen from native_functions.yaml. Do not edit.\n");
-    s.push_str(
-        "#[allow(unused_imports)] use oxten_runtime::{DType, Device, Layout, MemoryFormat, Result, Scalar, Tensor};\n",
-    );
-    s.push_str("#[allow(unused_imports)] use oxten_runtime::Generator;\n");
-    s.push_str("#[allow(unused_imports)] use oxten_runtime::iter::{StructuredOutputs, TensorIterator};\n");
-    s.push_str("use oxten_runtime::dispatch::{DispatchKey, RegistrationKey};\nuse oxten_runtime::ops;\n");
-    for st in structured {
-        let members: Vec<&OpSig> = sigs
-            .iter()
-            .filter(|m| {
-                m.f.func.name == st.out.f.func.name || m.f.structured_delegate.as_ref() == Some(&st.out.f.func.name)
-            })
-            .collect();
+    s.push_str(RUNTIME_IMPORTS);
+    s.push_str("#[allow(unused_imports)] use oxten_runtime::dispatch::{DispatchKey, RegistrationKey};\n");
+    s.push_str("#[allow(unused_imports)] use oxten_runtime::ops;\n");
+    for st in structured.iter().filter(|st| serves(st, b)) {
+        let members = sigs.iter().filter(|m| {
+            m.f.func.name == st.out.f.func.name || m.f.structured_delegate.as_ref() == Some(&st.out.f.func.name)
+        });
         for m in members {
-            for key in ["CPU", "Meta"] {
-                if key == "CPU" && cpu_impl_path(st).is_none() {
-                    continue;
-                }
-                let f = emit_wrapper(&mut s, st, m, key);
-                let dk = if key == "CPU" { "Cpu" } else { "Meta" };
-                let _ = writeln!(regs, "ops::{}::OP.register(DispatchKey::{dk}, {f});", m.name);
-            }
+            let f = emit_wrapper(&mut s, st, m, b);
+            let _ = writeln!(regs, "ops::{}::OP.register({}, {f});", m.name, b.key.registration_key());
         }
     }
     for sig in sigs {
         if sig.f.structured || sig.f.structured_delegate.is_some() {
             continue;
         }
-        for (key, kernel) in &sig.f.dispatch {
-            let Some((suffix, ty)) = key_info(key) else { continue };
-            let rk = match key.as_str() {
-                "CPU" => "RegistrationKey::Key(DispatchKey::Cpu)",
-                "Meta" => "RegistrationKey::Key(DispatchKey::Meta)",
-                "CompositeExplicitAutograd" => "RegistrationKey::CompositeExplicitAutograd",
-                _ => "RegistrationKey::CompositeImplicitAutograd",
-            };
-            let _ = writeln!(
-                regs,
-                "ops::{}::OP.register({rk}, <{K}::{ty} as {K}::generated::decls::{}{suffix}>::{kernel});",
-                sig.name,
-                camel(kernel)
-            );
-        }
+        let Some(m) = b.get(sig.f) else { continue };
+        let path = b.trait_path(&format!("{}{}", camel(&m.kernel), b.key.trait_suffix()));
+        let _ = writeln!(regs, "ops::{}::OP.register({}, {path}::{});", sig.name, b.key.registration_key(), m.kernel);
     }
-    let _ = writeln!(s, "/// Registers every in-tree kernel with the dispatcher.\npub fn register_all() {{\n{regs}}}");
+    let _ = writeln!(s, "/// Registers the {} kernels with the dispatcher.\npub fn register() {{\n{regs}}}", b.key);
     s
 }

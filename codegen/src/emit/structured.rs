@@ -22,16 +22,12 @@ pub struct StructuredOp<'a> {
     pub pointwise_check: Option<String>,
     /// `pointwise_operands:`, the iterator's operand order (schema order when `None`).
     pub pointwise_operands: Option<Vec<String>>,
-    /// `(key, kernel name)` of the hand-written impls (empty for pointwise ops).
-    pub impls: Vec<(String, String)>,
     pub precomputed: Vec<Precomputed>,
 }
 
 impl<'a> StructuredOp<'a> {
     pub fn new(f: &'a NativeFunction) -> Result<StructuredOp<'a>, String> {
         let out = OpSig::new(f)?;
-        let impls =
-            f.dispatch.iter().filter(|(k, _)| k.as_str() != "Meta").map(|(k, v)| (k.clone(), v.clone())).collect();
         let mut precomputed = Vec::new();
         for line in &f.precomputed {
             precomputed.push(parse_precomputed(line)?);
@@ -41,7 +37,6 @@ impl<'a> StructuredOp<'a> {
             pointwise: f.pointwise.clone(),
             pointwise_check: f.pointwise_check.clone(),
             pointwise_operands: f.pointwise_operands.clone(),
-            impls,
             precomputed,
             out,
         })

@@ -9,9 +9,10 @@ use serde_yaml::{Mapping, Value};
 use crate::model::{BaseTy, FunctionSchema, OperatorName, SchemaKind, Type};
 
 use super::error::YamlError;
-use super::function::{AutocastPolicy, NativeFunction, Variant, STRUCTURED_BACKEND_KEYS};
+use super::function::{AutocastPolicy, NativeFunction, Variant};
 use super::loc::{LineIndex, Loc};
 use super::values;
+use crate::backend::DispatchKey;
 
 /// Every key an entry may have.
 pub const ALLOWED_KEYS: [&str; 17] = [
@@ -227,17 +228,42 @@ fn check_entry(map: &Mapping, nf: &NativeFunction, r: &mut Reporter<'_>) {
                 "`structured` and `structured_delegate` cannot both be set: an entry is either the structured out= kernel or delegates to one",
             );
         }
-        let backend: Vec<String> = STRUCTURED_BACKEND_KEYS
+        let backend: Vec<String> = DispatchKey::STRUCTURED_BACKENDS
             .into_iter()
-            .filter(|k| nf.dispatch.contains_key(*k))
+            .filter(|k| nf.dispatch.contains_key(k))
             .map(|k| format!("`{k}`"))
             .collect();
         if !backend.is_empty() {
-            let provided = STRUCTURED_BACKEND_KEYS.join("/");
+            let provided: Vec<&str> = DispatchKey::STRUCTURED_BACKENDS.iter().map(|k| k.name()).collect();
+            let provided = provided.join("/");
             let listed = backend.join(", ");
             r.at_key(
                 "dispatch",
                 format!("`{name}` delegates to `{delegate}`, which provides its {provided} kernels; remove {listed} from `dispatch`"),
+            );
+        }
+    }
+    if nf.pointwise.is_some() && !nf.dispatch.is_empty() {
+        r.at_key(
+            "dispatch",
+            "a `pointwise:` op's kernels are generated from its expression on every backend; remove `dispatch`",
+        );
+    } else if nf.structured {
+        // A structured op's Meta kernel is its meta function, and its backend impls fill the
+        // outputs that function sets: a composite key has nothing to fill.
+        let wrong: Vec<String> = nf
+            .dispatch
+            .keys()
+            .filter(|k| !matches!(k, DispatchKey::Cpu | DispatchKey::Cuda))
+            .map(|k| format!("`{k}`"))
+            .collect();
+        if !wrong.is_empty() {
+            r.at_key(
+                "dispatch",
+                format!(
+                    "a structured op lists only backend impls (CPU, CUDA) in `dispatch`: its meta function serves Meta and it has no composite kernel; remove {}",
+                    wrong.join(", ")
+                ),
             );
         }
     }

@@ -3,19 +3,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
+use crate::backend::DispatchKey;
 use crate::model::{FunctionSchema, OperatorName};
 
 use super::loc::Loc;
-
-/// The dispatch keys a `dispatch:` block may name.
-pub const DISPATCH_KEYS: [&str; 6] =
-    ["CPU", "CUDA", "Meta", "PrivateUse1", "CompositeImplicitAutograd", "CompositeExplicitAutograd"];
-
-/// The composite (backend-independent) dispatch keys.
-pub const COMPOSITE_KEYS: [&str; 2] = ["CompositeImplicitAutograd", "CompositeExplicitAutograd"];
-
-/// The backend keys whose kernels a structured delegate provides.
-pub const STRUCTURED_BACKEND_KEYS: [&str; 3] = ["CPU", "CUDA", "Meta"];
 
 /// How an operator is exposed in the generated API.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -111,7 +102,7 @@ pub struct NativeFunction {
     /// `dispatch:` with comma lists expanded (`CPU, CUDA: k` gives `CPU -> k`
     /// and `CUDA -> k`). Holds only what the file says: an entry with no
     /// `dispatch:` has an empty map (see [`NativeFunction::has_composite_kernel`]).
-    pub dispatch: BTreeMap<String, String>,
+    pub dispatch: BTreeMap<DispatchKey, String>,
     /// `structured: True` (only on out= overloads).
     pub structured: bool,
     /// `structured_delegate:`, the structured out= overload that implements
@@ -146,13 +137,13 @@ impl NativeFunction {
     /// listed in `dispatch:`, or the implicit one an entry gets when it has no
     /// `dispatch:` and is neither `structured` nor a structured delegate.
     pub fn has_composite_implicit_kernel(&self) -> bool {
-        self.dispatch.contains_key("CompositeImplicitAutograd")
+        self.dispatch.contains_key(&DispatchKey::CompositeImplicitAutograd)
             || (self.dispatch.is_empty() && !self.is_structured_group_member())
     }
 
     /// Whether `dispatch:` lists a `CompositeExplicitAutograd` kernel.
     pub fn has_composite_explicit_kernel(&self) -> bool {
-        self.dispatch.contains_key("CompositeExplicitAutograd")
+        self.dispatch.contains_key(&DispatchKey::CompositeExplicitAutograd)
     }
 
     /// Whether the operator has a composite kernel, implicit or explicit

@@ -16,6 +16,7 @@
 //! mutable and out= variants of each operator.
 //!
 //! ```
+//! use oxten_codegen::backend::DispatchKey;
 //! use oxten_codegen::yaml::{group_native_functions, parse_native_functions};
 //!
 //! let text = "\
@@ -28,7 +29,7 @@
 //!     CPU, CUDA: add_out
 //! ";
 //! let fns = parse_native_functions(text, "native_functions.yaml").unwrap();
-//! assert_eq!(fns[1].dispatch["CUDA"], "add_out");
+//! assert_eq!(fns[1].dispatch[&DispatchKey::Cuda], "add_out");
 //! let groups = group_native_functions(&fns);
 //! assert_eq!(groups.len(), 1);
 //! assert!(groups[0].structured());
@@ -45,9 +46,7 @@ mod values;
 
 pub use entry::ALLOWED_KEYS;
 pub use error::YamlError;
-pub use function::{
-    AutocastPolicy, DeviceCheck, NativeFunction, Variant, COMPOSITE_KEYS, DISPATCH_KEYS, STRUCTURED_BACKEND_KEYS,
-};
+pub use function::{AutocastPolicy, DeviceCheck, NativeFunction, Variant};
 pub use group::{group_native_functions, NativeFunctionsGroup};
 pub use load::parse_native_functions;
 pub use loc::Loc;

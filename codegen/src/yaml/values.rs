@@ -8,7 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_yaml::Value;
 
-use super::function::{AutocastPolicy, DeviceCheck, Variant, DISPATCH_KEYS};
+use super::function::{AutocastPolicy, DeviceCheck, Variant};
+use crate::backend::DispatchKey;
 
 /// A short description of a value's YAML kind, for "found ..." messages.
 pub(crate) fn describe(v: &Value) -> &'static str {
@@ -117,7 +118,7 @@ pub(crate) struct DispatchProblem {
 
 /// `dispatch:` with comma lists expanded. Returns the map built from the
 /// valid parts, plus every problem found.
-pub(crate) fn dispatch(v: &Value) -> (BTreeMap<String, String>, Vec<DispatchProblem>) {
+pub(crate) fn dispatch(v: &Value) -> (BTreeMap<DispatchKey, String>, Vec<DispatchProblem>) {
     let mut map = BTreeMap::new();
     let mut problems = Vec::new();
     let Value::Mapping(m) = v else {
@@ -144,10 +145,24 @@ pub(crate) fn dispatch(v: &Value) -> (BTreeMap<String, String>, Vec<DispatchProb
             }
         };
         for key in raw.split(',').map(str::trim) {
-            if !DISPATCH_KEYS.contains(&key) {
-                problem(format!("unknown dispatch key `{key}` (legal keys: {})", DISPATCH_KEYS.join(", ")));
-            } else if map.insert(key.to_string(), kernel.clone()).is_some() {
-                problem(format!("dispatch key `{key}` is listed more than once"));
+            match DispatchKey::parse(key) {
+                None => {
+                    let legal: Vec<&str> =
+                        DispatchKey::ALL.iter().filter(|k| **k != DispatchKey::PrivateUse1).map(|k| k.name()).collect();
+                    problem(format!("unknown dispatch key `{key}` (legal keys: {})", legal.join(", ")));
+                }
+                // Every key accepted here is emitted; an out-of-tree backend's kernels are not
+                // oxten's to declare.
+                Some(DispatchKey::PrivateUse1) => problem(
+                    "`PrivateUse1` kernels belong to an out-of-tree backend and are declared in that backend's \
+                     own YAML, not in native_functions.yaml (see ARCHITECTURE.md, \"Adding a backend\")"
+                        .into(),
+                ),
+                Some(k) => {
+                    if map.insert(k, kernel.clone()).is_some() {
+                        problem(format!("dispatch key `{key}` is listed more than once"));
+                    }
+                }
             }
         }
     }

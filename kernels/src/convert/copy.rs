@@ -1,14 +1,20 @@
 //! `copy_`: broadcasting, dtype-converting copy into `self`.
 
 use crate::generated::decls::{CopyInplaceCpu, CopyInplaceMeta};
-use oxten_runtime::{iter, Result, Tensor};
+use oxten_runtime::{alloc, iter, Device, Result, Tensor};
 
 impl CopyInplaceCpu for crate::Cpu {
     /// Copies `src` (broadcast to `self`'s shape, converted to its dtype) into `self`. A `self`
     /// whose elements overlap is an error, and a `src` sharing memory with it is read through a
-    /// temporary. oxten has no asynchronous devices, so `non_blocking` changes nothing.
-    fn copy_(self_: &Tensor, src: &Tensor, _non_blocking: bool) -> Result<Tensor> {
-        iter::copy_(self_, src)?;
+    /// temporary. A `src` on another device (other than a 0-dim CPU scalar, which any device
+    /// reads) goes through the copy kernel registered for the pair ([`alloc::copy_between`]).
+    /// The CPU has no asynchronous copies, so `non_blocking` changes nothing here.
+    fn copy_(self_: &Tensor, src: &Tensor, non_blocking: bool) -> Result<Tensor> {
+        if self_.device() != src.device() && !(src.dim() == 0 && src.device() == Device::Cpu) {
+            alloc::copy_between(self_, src, non_blocking)?;
+        } else {
+            iter::copy_(self_, src)?;
+        }
         Ok(self_.clone())
     }
 }

@@ -151,19 +151,48 @@ impl Tensor {
         Ok(())
     }
 
-    /// A copy of this tensor's bytes in storage on another host-memory device (CPU or
-    /// `PrivateUse1`), for out-of-tree backends whose memory is host memory.
-    pub fn copy_to_host_device(&self, device: Device) -> Result<Tensor> {
-        let host = |d: Device| matches!(d, Device::Cpu | Device::PrivateUse1(_));
-        if !(host(self.device()) && host(device)) {
-            return Err(Error::device(format!("cannot view {} memory as {device}", self.device())));
+    /// `self.to(device)`: `self` itself when it is already on `device`, otherwise a copy there
+    /// (`_to_copy`, which keeps the dtype and the strides of dense layouts). Moving between
+    /// devices runs the copy kernel registered for the pair; an error names both devices when
+    /// there is none.
+    pub fn try_to_device(&self, device: Device) -> Result<Tensor> {
+        if self.device() == device {
+            return Ok(self.clone());
         }
+        crate::ops::_to_copy::call(self, None, None, Some(device), None, false, None)
+    }
+    /// [`try_to_device`](Self::try_to_device), panicking on error.
+    pub fn to_device(&self, device: Device) -> Tensor {
+        self.try_to_device(device).unwrap_or_else(|e| panic!("{e}"))
+    }
+    /// `self.cpu()`: [`to_device`](Self::to_device) with the CPU.
+    pub fn cpu(&self) -> Tensor {
+        self.to_device(Device::Cpu)
+    }
+
+    /// A tensor with this one's dtype and layout over a byte-for-byte copy of its storage on
+    /// `device`, moved through the two devices' allocators (staged through host memory when
+    /// neither side is the host): the primitive a backend's cross-device copy kernel can build on.
+    pub fn storage_copy_to(&self, device: Device) -> Result<Tensor> {
         let l = self.layout();
-        let storage = Storage::new(self.storage().nbytes(), device)?;
-        // SAFETY: both storages own at least `nbytes` bytes of host memory and are distinct.
+        let n = self.storage().nbytes();
+        let (from, to) = (self.storage().allocator(), crate::alloc::allocator_for(device)?);
+        if !(from.has_data() && to.has_data()) {
+            return Err(Error::device(format!(
+                "cannot copy the data of a {} tensor to {device}: meta tensors have none",
+                self.device()
+            )));
+        }
+        let storage = Storage::new_deferred(n, device)?;
+        let mut staging = vec![0u8; n];
+        // SAFETY: `staging` is `n` bytes of host memory; the source storage holds `n` bytes of
+        // its allocator's memory and the new one `n` bytes of the destination's, all distinct.
+        // Every byte of the new storage is written before `assume_init`, and nobody else sees it.
         unsafe {
-            std::ptr::copy_nonoverlapping(self.storage().data_ptr(), storage.data_ptr(), self.storage().nbytes())
-        };
+            from.copy_to_host(staging.as_mut_ptr(), self.storage().data_ptr(), n)?;
+            to.copy_from_host(storage.data_ptr_for_overwrite(), staging.as_ptr(), n)?;
+            storage.assume_init();
+        }
         Tensor::from_parts(storage, self.dtype(), l)
     }
 
