@@ -1,4 +1,4 @@
-"""Regenerates tests/golden/spine.txt: PyTorch's outputs for the spine issue's operators.
+"""Regenerates tests/golden/core_ops.txt: PyTorch's outputs for the core operators.
 
 Each case records the op, its inputs (values, dtype, shape, layout) and PyTorch's output (dtype,
 shape, strides, values) or the error PyTorch raised (format: scripts/golden_lib.py).
@@ -8,7 +8,7 @@ import torch
 
 from golden_lib import Golden
 
-g = Golden("spine.txt", "scripts/golden.py")
+g = Golden("core_ops.txt", "scripts/golden.py")
 case = g.case
 
 F = [torch.float32, torch.float64, torch.float16, torch.bfloat16]

@@ -10,7 +10,7 @@ Format, one record a line, fields separated by single spaces:
   err MESSAGE                        PyTorch raised; MESSAGE is the first line of its message
 
 Usage (see scripts/golden.py):
-  g = Golden("spine.txt", "scripts/golden.py")
+  g = Golden("core_ops.txt", "scripts/golden.py")
   g.case("add", torch.add, [("t", (2, 3), torch.float32, "c"), ("s", 2)], alpha=2)
   g.case("softmax", lambda x: torch.softmax(x, 1), [("t", (2, 3), torch.float32, "c")], dim=1)
   g.save()

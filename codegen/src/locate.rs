@@ -13,7 +13,8 @@ use std::path::Path;
 
 /// The report for `op` (an overload name such as `gelu.out`, or a base name such as `gelu` for
 /// all its overloads). `kernels_src` is the kernels crate's `src` folder, searched for the
-/// `impl <Trait> for` blocks of the op's declared kernels.
+/// `impl <Trait> for` blocks of the op's declared kernels; paths are shown relative to its
+/// grandparent (the repository).
 pub fn locate(
     op: &str,
     fns: &[NativeFunction],
@@ -58,6 +59,7 @@ pub fn locate(
     let mut needles: Vec<String> = Vec::new();
     for s in &sigs {
         needles.push(format!("pub mod {} {{", s.name));
+        needles.push(format!("pub fn try_{}(", s.name));
         needles.push(format!("ops::{}::OP.register(", s.name));
     }
     for st in structured.iter().filter(|st| st.pointwise.is_some()) {
@@ -72,14 +74,25 @@ pub fn locate(
     }
     let _ = writeln!(out, "generated (`oxten-codegen write <dir>` writes these files):");
     for (file, text) in &generated.files {
-        for (i, line) in text.lines().enumerate() {
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            // prettyplease breaks long calls after the receiver (`ops::x::OP` / `.register(`).
+            let joined = format!("{}{}", line.trim(), lines.get(i + 1).map_or("", |l| l.trim()));
+            let next_has = |n: &str| lines.get(i + 1).is_some_and(|l| l.contains(n));
             if needles.iter().any(|n| line.contains(n.as_str())) {
                 let _ = writeln!(out, "  {file}:{}  {}", i + 1, line.trim());
+            } else if needles.iter().any(|n| joined.contains(n.as_str()) && !next_has(n)) {
+                let _ = writeln!(out, "  {file}:{}  {}", i + 1, joined);
             }
         }
     }
 
-    let _ = writeln!(out, "hand-written kernels ({}):", kernels_src.display());
+    let root = kernels_src.canonicalize().ok().and_then(|p| p.parent()?.parent().map(Path::to_path_buf));
+    let shown = |p: &Path| {
+        let p = p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        root.as_ref().and_then(|r| p.strip_prefix(r).ok()).map(Path::to_path_buf).unwrap_or(p).display().to_string()
+    };
+    let _ = writeln!(out, "hand-written kernels:");
     let mut found = false;
     let mut files = Vec::new();
     collect_rs(kernels_src, &mut files);
@@ -88,7 +101,7 @@ pub fn locate(
         let Ok(text) = std::fs::read_to_string(&path) else { continue };
         for (i, line) in text.lines().enumerate() {
             if decl_list.iter().any(|d| line.contains(&format!("impl {} for", d.trait_name))) {
-                let _ = writeln!(out, "  {}:{}  {}", path.display(), i + 1, line.trim().trim_end_matches('{').trim());
+                let _ = writeln!(out, "  {}:{}  {}", shown(&path), i + 1, line.trim().trim_end_matches('{').trim());
                 found = true;
             }
         }

@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 fn default_yaml() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../native_functions.yaml")
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../native_functions.yaml");
+    p.canonicalize().unwrap_or(p)
 }
 
 fn load(path: Option<&String>) -> Result<Vec<oxten_codegen::yaml::NativeFunction>, String> {
@@ -52,6 +53,7 @@ fn run(args: &[String]) -> Result<String, String> {
         Some("where") => {
             let op = args.get(1).ok_or(USAGE)?;
             let path = args.get(2).map(PathBuf::from).unwrap_or_else(default_yaml);
+            let path = path.canonicalize().unwrap_or(path);
             let fns = load(args.get(2))?;
             let dpath = emit::derivatives_path(&path);
             let ds = match std::fs::read_to_string(&dpath) {

@@ -1,4 +1,4 @@
-//! Hot paths of the spine: full-API latency of a tiny op, and throughput of large elementwise
+//! Hot paths of the core: full-API latency of a tiny op, and throughput of large elementwise
 //! ops, a reduction, broadcasting and a strided (transposed) input. `scripts/bench.sh` runs this
 //! and the same cases in PyTorch, and prints the table for BENCHMARKS.md.
 

@@ -10,20 +10,20 @@
 //!
 //! `cargo run -p oxten-codegen -- stubs <op>` prints what to implement for an operator.
 
-mod activation;
 mod checks;
 mod conv;
 mod convert;
 mod factory;
 mod index;
 mod linalg;
+mod logical;
 pub mod math;
 mod nn;
 mod norm;
+mod pointwise;
 mod pool;
 mod random;
 mod reduce;
-mod select;
 mod shape;
 pub mod support;
 mod views;

@@ -1,11 +1,11 @@
-//! Replays tests/golden/spine.txt — PyTorch's outputs (values, dtype, shape, strides) and error
-//! messages for the spine operators, recorded by scripts/golden.py — through oxten.
+//! Replays tests/golden/core_ops.txt — PyTorch's outputs (values, dtype, shape, strides) and error
+//! messages for the core operators, recorded by scripts/golden.py — through oxten.
 
 use oxten::options::{ClampOpts, GeluOpts, MaxDimOpts, SumDimIntlistOpts};
 use oxten::{Result, Scalar, Tensor};
 use oxten_tests::golden::{replay, scalar_attr, Case};
 
-const GOLDEN: &str = include_str!("../golden/spine.txt");
+const GOLDEN: &str = include_str!("../golden/core_ops.txt");
 
 fn run(c: &Case) -> Result<Vec<Tensor>> {
     let t = |i: usize| c.t(i);
@@ -79,6 +79,6 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
 }
 
 #[test]
-fn spine_ops_match_pytorch() {
+fn core_ops_match_pytorch() {
     replay(GOLDEN, 300, run);
 }

@@ -1,13 +1,13 @@
-//! Replays tests/golden/reduce2.txt — PyTorch's outputs and error messages for var/std (and
+//! Replays tests/golden/reduce.txt — PyTorch's outputs and error messages for var/std (and
 //! var_mean/std_mean), prod, min.dim/argmin/min/max, cumsum, linalg_vector_norm/norm and
-//! all/any, recorded by scripts/golden_reduce2.py — through oxten. Also checks meta tensors
+//! all/any, recorded by scripts/golden_reduce.py — through oxten. Also checks meta tensors
 //! and a few properties the golden file cannot express.
 
 use oxten::options::*;
 use oxten::{DType, Device, MemoryFormat, Result, Scalar, Tensor};
 use oxten_tests::golden::{replay, scalar_attr, Case};
 
-const GOLDEN: &str = include_str!("../golden/reduce2.txt");
+const GOLDEN: &str = include_str!("../golden/reduce.txt");
 
 fn dtype_attr(c: &Case, k: &str) -> Option<DType> {
     c.attr(k).map(|d| DType::from_name(d).unwrap())
@@ -95,7 +95,7 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
 }
 
 #[test]
-fn reduce2_ops_match_pytorch() {
+fn reductions_match_pytorch() {
     replay(GOLDEN, 500, run);
 }
 

@@ -142,7 +142,7 @@ pub fn emit_decls(decls: &[Decl], structured: &[StructuredOp], backends: &[Backe
         let (cfg, m) = (b.cfg_attr(), b.key.module());
         let _ = writeln!(
             s,
-            "/// The {} kernels' traits.\n{cfg} pub mod {m} {{ include!(concat!(env!(\"OUT_DIR\"), \"/{}\")); }}\n{cfg} pub use {m}::*;",
+            "/// The {} kernels' traits.\n{cfg} pub mod {m} {{ include!(concat!(env!(\"OUT_DIR\"), \"/{}\")); }}\n{cfg} #[allow(unused_imports)] pub use {m}::*;",
             b.key,
             backend_file(b)
         );

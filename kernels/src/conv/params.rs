@@ -1,7 +1,7 @@
 //! Convolution arguments: expansion of the per-dimension lists, PyTorch's shape and dtype checks
 //! (with its messages, in its order), output sizes and the memory format of the computation.
 
-use crate::activation::type_meta_name;
+use crate::pointwise::type_meta_name;
 use oxten_runtime::iter::scalar_type_name;
 use oxten_runtime::{DType, Error, MemoryFormat, Result, Tensor};
 

@@ -285,8 +285,8 @@ pub(crate) fn check_out_dtype(outs: &oxten_runtime::iter::StructuredOutputs, dty
         if o.dtype() != dtype {
             return Err(Error::dtype(format!(
                 "Expected out tensor to have dtype {}, but got {} instead",
-                crate::activation::type_meta_name(dtype),
-                crate::activation::type_meta_name(o.dtype())
+                crate::pointwise::type_meta_name(dtype),
+                crate::pointwise::type_meta_name(o.dtype())
             )));
         }
     }

@@ -2,12 +2,12 @@
 //! (a contiguous clone of `self` broadcast against the mask, then filled in place).
 
 use super::common::assert_no_partial_overlap;
-use crate::activation::type_meta_name;
 use crate::generated::decls::{
     MaskedFillInplaceScalarCpu, MaskedFillInplaceScalarMeta, MaskedFillInplaceTensorCpu, MaskedFillInplaceTensorMeta,
     MaskedFillScalarCompositeExplicit, MaskedFillTensorCompositeExplicit,
 };
-use crate::select::promote::FromScalar;
+use crate::logical::promote::FromScalar;
+use crate::pointwise::type_meta_name;
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::iter::{infer_size, to_dtype, TensorIteratorConfig};
 use oxten_runtime::{match_dtype, ops, DType, Error, MemoryFormat, Result, Scalar, Tensor};

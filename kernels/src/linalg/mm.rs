@@ -2,8 +2,8 @@
 //! impls, both through [`super::product_into`].
 
 use super::{check_matrix, not_implemented, product_into};
-use crate::activation::type_meta_name;
 use crate::generated::decls::{AddmmOutCpuCpu, AddmmOutMetaFn, MmOutCpuCpu, MmOutMetaFn};
+use crate::pointwise::type_meta_name;
 use crate::{Cpu, Meta};
 use oxten_runtime::iter::{scalar_type_name, OutputMode, StructuredOutputs};
 use oxten_runtime::{DType, Error, Result, Scalar, Tensor};

@@ -22,8 +22,8 @@ use crate::generated::decls::{
     HardtanhMeta, HardtanhOutCpu, HardtanhOutMeta, LeakyReluBackwardCheck, LeakyReluCheck,
     SoftplusBackwardGradInputMetaFn, SoftplusBackwardOutCpu, SoftplusCheck, ThresholdBackwardCheck,
 };
+use crate::logical::promote::{result_type, Arg};
 use crate::math::Float;
-use crate::select::promote::{result_type, Arg};
 use crate::{Cpu, Meta};
 use oxten_runtime::iter::{
     binary_op_config, cpu_kernel_binary_math, cpu_kernel_unary_math, unary_op_config, OpMath, StructuredOutputs,

@@ -20,8 +20,8 @@ use crate::generated::decls::{
     NllLossBackwardGradInputMetaFn, NllLossBackwardOutCpuCpu, NllLossCompositeImplicit, NllLossForwardOutCpuCpu,
     NllLossForwardOutputMetaFn, NllLossNdCompositeImplicit,
 };
+use crate::logical::promote::{result_type, Arg};
 use crate::math::{self as m, Float};
-use crate::select::promote::{result_type, Arg};
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::iter::{
     binary_op_config, copy_, cpu_kernel_binary_math, cpu_kernel_ternary, infer_size, scalar_type_name,

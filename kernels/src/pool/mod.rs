@@ -13,8 +13,8 @@ mod adaptive;
 mod avg;
 mod max;
 
-use crate::activation::type_meta_name;
 use crate::conv::elem::SharedPtr;
+use crate::pointwise::type_meta_name;
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::iter::{copy_, scalar_type_name, simd_level, SimdLevel, StructuredOutputs};
 use oxten_runtime::tensor::strides_for_format;

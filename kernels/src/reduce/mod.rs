@@ -7,7 +7,7 @@
 //! reduction kernels. Because the meta function is shared, meta tensors get the right shapes
 //! and dtypes (including `max.dim`'s pair of outputs) without any kernel running.
 
-// The reductions of the `reduce2` family, one file per operator group.
+// The reductions beyond sum and mean, one file per operator group.
 mod allany;
 mod cumsum;
 mod extrema;

@@ -9,14 +9,14 @@ use oxten::{Result, Tensor};
 use std::cell::Cell;
 
 mod conv;
+mod core_ops;
 mod index;
 mod linalg;
 mod nn;
 mod norm;
 mod random;
 mod random_out;
-mod reduce2;
-mod spine;
+mod reductions;
 
 /// SplitMix64, so inputs are the same on every run.
 pub(crate) struct Rng(Cell<u64>);
@@ -118,13 +118,13 @@ pub(crate) fn fresh(x: &Tensor) -> Result<Tensor> {
 /// Every family's cases (one module per family, each with the same seeded generator).
 fn cases() -> Vec<Case> {
     let mut all = Vec::new();
-    all.extend(spine::cases(&Rng(Cell::new(42))));
+    all.extend(core_ops::cases(&Rng(Cell::new(42))));
     all.extend(nn::cases(&Rng(Cell::new(4242))));
     all.extend(index::cases(&Rng(Cell::new(4242))));
     all.extend(norm::cases(&Rng(Cell::new(4242))));
     all.extend(linalg::cases(&Rng(Cell::new(4242))));
     all.extend(conv::cases(&Rng(Cell::new(4004))));
-    all.extend(reduce2::cases(&Rng(Cell::new(4242))));
+    all.extend(reductions::cases(&Rng(Cell::new(4242))));
     all.extend(random::cases(&Rng(Cell::new(4004))));
     all.extend(random_out::cases(&Rng(Cell::new(4321))));
     all

@@ -21,8 +21,8 @@ mod linalg;
 pub use linalg::*;
 mod conv;
 pub use conv::*;
-mod reduce2;
-pub use reduce2::*;
+mod reduce;
+pub use reduce::*;
 mod random;
 pub use random::*;
 

@@ -1,4 +1,4 @@
-//! End-to-end behaviour of the spine through the public API: structured functional / in-place /
+//! End-to-end behaviour of the core through the public API: structured functional / in-place /
 //! out= variants, meta tensors, views and the version counter, factories reaching the device's
 //! backend, and the error contract.
 

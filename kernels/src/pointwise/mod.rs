@@ -15,9 +15,9 @@
 use crate::generated::decls::{
     ClampOutCpu, ClampOutMetaFn, GeluOutCpu, GeluOutMetaFn, PowTensorScalarOutCpu, PowTensorScalarOutMetaFn,
 };
+use crate::logical::promote::{result_type, Arg, FromScalar};
 use crate::math::{self as m, Float};
 use crate::reduce::{max_nan, min_nan};
-use crate::select::promote::{result_type, Arg, FromScalar};
 use crate::{Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::iter::{

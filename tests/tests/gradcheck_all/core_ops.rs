@@ -1,4 +1,4 @@
-//! Cases for the spine and matmul entries.
+//! Cases for the core elementwise, view and matmul entries.
 
 use super::{case, fresh, Case, Rng};
 use oxten::options::*;

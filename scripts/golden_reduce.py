@@ -1,10 +1,10 @@
-"""Regenerates tests/golden/reduce2.txt: PyTorch's outputs for the reduce2 family.
+"""Regenerates tests/golden/reduce.txt: PyTorch's outputs for the reductions beyond sum and mean.
 
 var/std (and var_mean/std_mean) with correction, prod, min.dim/argmin/min/max, cumsum,
 linalg_vector_norm and norm, all/any: dtypes, dims (negative, empty list, none), keepdim,
 non-contiguous and channels_last inputs, empty tensors, out= dtypes and error cases (format:
 scripts/golden_lib.py). tests/tests/reduce_ops.rs replays every case through oxten.
-Run: python3 scripts/golden_reduce2.py  (needs torch). Calls go through torch.ops.aten so that
+Run: python3 scripts/golden_reduce.py  (needs torch). Calls go through torch.ops.aten so that
 each case exercises exactly the overload it names.
 """
 import warnings
@@ -16,7 +16,7 @@ from golden_lib import Golden
 warnings.filterwarnings("ignore")  # degrees-of-freedom and out= resize warnings
 
 A = torch.ops.aten
-g = Golden("reduce2.txt", "scripts/golden_reduce2.py")
+g = Golden("reduce.txt", "scripts/golden_reduce.py")
 
 F = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 I = [torch.int64, torch.int32, torch.uint8, torch.int8]

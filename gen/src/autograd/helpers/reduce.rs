@@ -1,4 +1,4 @@
-//! Formula helpers of the `reduce2` family: `var`/`std` (and their `_mean` forms), `prod`,
+//! Formula helpers of the reductions beyond sum and mean: `var`/`std` (and their `_mean` forms), `prod`,
 //! `min`/`max` over every element, `cumsum` and `linalg_vector_norm`.
 //!
 //! Like every helper they are built from operators called through the dispatcher, so a gradient

@@ -1,4 +1,4 @@
-//! Cases for the `reduce2` entries: var/std (and their `_mean` forms), prod (with zeros),
+//! Cases for the reductions beyond sum and mean: var/std (and their `_mean` forms), prod (with zeros),
 //! min.dim, min/max of every element, cumsum and linalg_vector_norm.
 
 use super::{case, fresh, Case, Rng};
