@@ -1,6 +1,7 @@
-//! Convolution: `convolution` and `convolution_backward` (CompositeExplicitAutograd kernels, as
-//! in PyTorch), and the composites `conv1d`, `conv2d`, their `padding='same'|'valid'` overloads
-//! and `conv_transpose2d`.
+//! Convolution: `convolution` and `convolution_backward` (CPU and Meta kernels: PyTorch's
+//! composite `convolution` picks a backend implementation, and here each backend is one), and
+//! the composites `conv1d`, `conv2d`, their `padding='same'|'valid'` overloads and
+//! `conv_transpose2d`.
 //!
 //! `convolution` checks its arguments as PyTorch's `_convolution` does ([`params`]), views a
 //! 1-d convolution as a 2-d one over a height of 1, picks the memory format of the computation
@@ -9,7 +10,8 @@
 //! (converted while building the receptive-field blocks and rounded once on output), and a
 //! direct loop for integers ([`direct`]). A transposed convolution is the input gradient of the
 //! convolution with the same weight, and its gradients are that convolution's forward and weight
-//! gradient. Meta tensors get the output's sizes and strides without any kernel running.
+//! gradient. The Meta kernels run the same checks and plan ([`plan_forward`],
+//! [`plan_backward`]) and return the outputs' sizes and strides without computing.
 
 mod compute;
 mod direct;
@@ -20,9 +22,9 @@ mod params;
 
 use crate::generated::decls::{
     Conv1dCompositeImplicit, Conv1dPaddingCompositeImplicit, Conv2dCompositeImplicit, Conv2dPaddingCompositeImplicit,
-    ConvTranspose2dCompositeImplicit, ConvolutionBackwardCompositeExplicit, ConvolutionCompositeExplicit,
+    ConvTranspose2dCompositeImplicit, ConvolutionBackwardCpu, ConvolutionBackwardMeta, ConvolutionCpu, ConvolutionMeta,
 };
-use crate::Composite;
+use crate::{Composite, Cpu, Meta};
 use elem::{FloatElem, Overwrite};
 use im2col::{Geom, Layout};
 use oxten_runtime::dtype::{bf16, f16};
@@ -159,9 +161,17 @@ fn float_forward<S: FloatElem>(
     Ok(y)
 }
 
-/// `convolution`, after the argument checks shared with PyTorch's `_convolution`.
+/// A convolution after the argument checks shared with PyTorch's `_convolution`: its operands
+/// viewed as 2-d ones and the memory format of the computation, or the whole output when the
+/// input is empty.
+enum ForwardPlan {
+    Done(Tensor),
+    Run { x: Tensor, w: Tensor, p2: Params, out4: Vec<i64>, format: MemoryFormat, dim: usize },
+}
+
+/// The checks and the plan every backend's `convolution` shares.
 #[allow(clippy::too_many_arguments)]
-fn convolution_impl(
+fn plan_forward(
     input: &Tensor,
     weight: &Tensor,
     bias: Option<&Tensor>,
@@ -171,7 +181,7 @@ fn convolution_impl(
     transposed: bool,
     output_padding: &[i64],
     groups: i64,
-) -> Result<Tensor> {
+) -> Result<ForwardPlan> {
     let p = Params::new(weight.dim(), stride, padding, dilation, transposed, output_padding, groups)?;
     check_shape(input, &weight.sizes(), bias, &p)?;
     let out = output_sizes(&input.sizes(), &weight.sizes(), &p)?;
@@ -184,13 +194,14 @@ fn convolution_impl(
     // No input: the output is the bias broadcast (PyTorch's `Empty` backend).
     if input.sizes()[0] == 0 || input.sizes()[1] == 0 {
         let y = Tensor::empty(&out, input.dtype(), input.device(), MemoryFormat::Contiguous)?;
-        if let (Some(b), false) = (bias, y.numel() == 0 || y.is_meta()) {
+        if let (Some(b), false) = (bias, y.numel() == 0) {
             let mut shape = vec![1i64; out.len()];
             shape[1] = out[1];
-            return ops::expand::call(&ops::view::call(b, &shape)?, &out, false)
-                .and_then(|e| ops::contiguous::call(&e, MemoryFormat::Contiguous));
+            let y = ops::expand::call(&ops::view::call(b, &shape)?, &out, false)
+                .and_then(|e| ops::contiguous::call(&e, MemoryFormat::Contiguous))?;
+            return Ok(ForwardPlan::Done(y));
         }
-        return Ok(y);
+        return Ok(ForwardPlan::Done(y));
     }
     let (x, w, p2, out4) = if dim == 1 {
         let x = view4d(&ops::contiguous::call(input, MemoryFormat::Contiguous)?)?;
@@ -199,18 +210,11 @@ fn convolution_impl(
         (input.clone(), weight.clone(), p.clone(), out.clone())
     };
     let format = backend_format(&x, &w);
-    let y = if input.is_meta() {
-        Tensor::empty(&out4, input.dtype(), Device::Meta, format)?
-    } else if input.dtype().is_floating_point() {
-        float_dispatch!(input.dtype(), float_forward(&x, &w, bias, &p2, &out4, format))?
-    } else {
-        let g = if transposed {
-            geom(&out4, &w.sizes(), &x.sizes(), &p2)
-        } else {
-            geom(&x.sizes(), &w.sizes(), &out4, &p2)
-        };
-        direct::convolution_int(&g, &x, &w, bias, transposed, &out4, format)?
-    };
+    Ok(ForwardPlan::Run { x, w, p2, out4, format, dim })
+}
+
+/// A 2-d result of a 1-d convolution viewed back as 1-d.
+fn finish_forward(y: Tensor, dim: usize) -> Result<Tensor> {
     if dim == 1 {
         view3d(&y)
     } else {
@@ -218,7 +222,7 @@ fn convolution_impl(
     }
 }
 
-impl ConvolutionCompositeExplicit for Composite {
+impl ConvolutionCpu for Cpu {
     fn convolution(
         input: &Tensor,
         weight: &Tensor,
@@ -230,7 +234,43 @@ impl ConvolutionCompositeExplicit for Composite {
         output_padding: &[i64],
         groups: i64,
     ) -> Result<Tensor> {
-        convolution_impl(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+        let (x, w, p2, out4, format, dim) =
+            match plan_forward(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)? {
+                ForwardPlan::Done(y) => return Ok(y),
+                ForwardPlan::Run { x, w, p2, out4, format, dim } => (x, w, p2, out4, format, dim),
+            };
+        let y = if input.dtype().is_floating_point() {
+            float_dispatch!(input.dtype(), float_forward(&x, &w, bias, &p2, &out4, format))?
+        } else {
+            let g = if transposed {
+                geom(&out4, &w.sizes(), &x.sizes(), &p2)
+            } else {
+                geom(&x.sizes(), &w.sizes(), &out4, &p2)
+            };
+            direct::convolution_int(&g, &x, &w, bias, transposed, &out4, format)?
+        };
+        finish_forward(y, dim)
+    }
+}
+
+impl ConvolutionMeta for Meta {
+    fn convolution(
+        input: &Tensor,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        transposed: bool,
+        output_padding: &[i64],
+        groups: i64,
+    ) -> Result<Tensor> {
+        match plan_forward(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)? {
+            ForwardPlan::Done(y) => Ok(y),
+            ForwardPlan::Run { out4, format, dim, .. } => {
+                finish_forward(Tensor::empty(&out4, input.dtype(), Device::Meta, format)?, dim)
+            }
+        }
     }
 }
 
@@ -306,8 +346,24 @@ fn float_backward<S: FloatElem>(
     Ok((grad_input, grad_weight))
 }
 
+/// A convolution's backward after the checks every backend shares: the bias gradient (a sum,
+/// computed by any backend's `sum`), the operands viewed as 2-d ones and the memory format of
+/// the computation.
+struct BackwardPlan {
+    grad_bias: Tensor,
+    x: Tensor,
+    go: Tensor,
+    w: Tensor,
+    p2: Params,
+    format: MemoryFormat,
+    mkldnn: bool,
+    empty: bool,
+    mask: [bool; 3],
+    dim: usize,
+}
+
 #[allow(clippy::too_many_arguments)]
-fn convolution_backward_impl(
+fn plan_backward(
     grad_output: &Tensor,
     input: &Tensor,
     weight: &Tensor,
@@ -319,7 +375,7 @@ fn convolution_backward_impl(
     output_padding: &[i64],
     groups: i64,
     output_mask: &[bool],
-) -> Result<(Tensor, Tensor, Tensor)> {
+) -> Result<BackwardPlan> {
     let p = Params::new(weight.dim(), stride, padding, dilation, transposed, output_padding, groups)?;
     check_shape(input, &weight.sizes(), None, &p)?;
     if input.dim() != grad_output.dim() {
@@ -378,32 +434,37 @@ fn convolution_backward_impl(
     let format = backend_format(&x, &w);
     let mkldnn = uses_mkldnn(input, weight, &p);
     let empty = input.sizes()[0] == 0 || input.sizes()[1] == 0;
-    let (gi, gw) = if input.is_meta() || empty {
-        let make = |t: &Tensor, f: MemoryFormat| -> Result<Option<Tensor>> {
-            let z = Tensor::empty(&t.sizes(), t.dtype(), t.device(), f)?;
-            Ok(Some(z))
-        };
-        let f = if empty { MemoryFormat::Contiguous } else { format };
-        (if mask[0] { make(&x, f)? } else { None }, if mask[1] { make(&w, f)? } else { None })
-    } else if input.dtype().is_floating_point() {
-        float_dispatch!(input.dtype(), float_backward(&go, &x, &w, &p2, [mask[0], mask[1]], format, mkldnn))?
-    } else {
-        return Err(Error::dtype(format!(
-            "\"slow_conv2d_backward_cpu\" not implemented for '{}'",
-            oxten_runtime::iter::scalar_type_name(input.dtype())
-        )));
-    };
+    Ok(BackwardPlan { grad_bias, x, go, w, p2, format, mkldnn, empty, mask, dim })
+}
+
+/// The three gradients from a plan and the input and weight gradients a backend made.
+fn finish_backward(
+    plan: BackwardPlan,
+    input: &Tensor,
+    gi: Option<Tensor>,
+    gw: Option<Tensor>,
+) -> Result<(Tensor, Tensor, Tensor)> {
     let finish = |t: Option<Tensor>| -> Result<Tensor> {
         match t {
-            Some(t) if dim == 1 => view3d(&t),
+            Some(t) if plan.dim == 1 => view3d(&t),
             Some(t) => Ok(t),
             None => not_requested(input),
         }
     };
-    Ok((finish(gi)?, finish(gw)?, grad_bias))
+    Ok((finish(gi)?, finish(gw)?, plan.grad_bias))
 }
 
-impl ConvolutionBackwardCompositeExplicit for Composite {
+/// Uncomputed input and weight gradients of the requested ones: what an empty input gets on
+/// every backend, and what the Meta kernel returns.
+fn unwritten_gradients(plan: &BackwardPlan) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    let make = |t: &Tensor, f: MemoryFormat| -> Result<Option<Tensor>> {
+        Ok(Some(Tensor::empty(&t.sizes(), t.dtype(), t.device(), f)?))
+    };
+    let f = if plan.empty { MemoryFormat::Contiguous } else { plan.format };
+    Ok((if plan.mask[0] { make(&plan.x, f)? } else { None }, if plan.mask[1] { make(&plan.w, f)? } else { None }))
+}
+
+impl ConvolutionBackwardCpu for Cpu {
     fn convolution_backward(
         grad_output: &Tensor,
         input: &Tensor,
@@ -417,7 +478,7 @@ impl ConvolutionBackwardCompositeExplicit for Composite {
         groups: i64,
         output_mask: &[bool],
     ) -> Result<(Tensor, Tensor, Tensor)> {
-        convolution_backward_impl(
+        let plan = plan_backward(
             grad_output,
             input,
             weight,
@@ -429,7 +490,51 @@ impl ConvolutionBackwardCompositeExplicit for Composite {
             output_padding,
             groups,
             output_mask,
-        )
+        )?;
+        let (gi, gw) = if plan.empty {
+            unwritten_gradients(&plan)?
+        } else if input.dtype().is_floating_point() {
+            let BackwardPlan { go, x, w, p2, mask, format, mkldnn, .. } = &plan;
+            float_dispatch!(input.dtype(), float_backward(go, x, w, p2, [mask[0], mask[1]], *format, *mkldnn))?
+        } else {
+            return Err(Error::dtype(format!(
+                "\"slow_conv2d_backward_cpu\" not implemented for '{}'",
+                oxten_runtime::iter::scalar_type_name(input.dtype())
+            )));
+        };
+        finish_backward(plan, input, gi, gw)
+    }
+}
+
+impl ConvolutionBackwardMeta for Meta {
+    fn convolution_backward(
+        grad_output: &Tensor,
+        input: &Tensor,
+        weight: &Tensor,
+        bias_sizes: Option<&[i64]>,
+        stride: &[i64],
+        padding: &[i64],
+        dilation: &[i64],
+        transposed: bool,
+        output_padding: &[i64],
+        groups: i64,
+        output_mask: &[bool],
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        let plan = plan_backward(
+            grad_output,
+            input,
+            weight,
+            bias_sizes,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+            output_mask,
+        )?;
+        let (gi, gw) = unwritten_gradients(&plan)?;
+        finish_backward(plan, input, gi, gw)
     }
 }
 
