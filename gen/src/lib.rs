@@ -25,7 +25,12 @@ pub use oxten_runtime::functions::*;
 pub use oxten_runtime::generator::{
     default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state, Generator,
 };
-pub use oxten_runtime::iter;
+/// TensorIterator: its device-agnostic setup (`oxten_runtime::iter`) and the CPU loops that run
+/// over it (`oxten_kernels::cpu`), under one path.
+pub mod iter {
+    pub use oxten_kernels::cpu::*;
+    pub use oxten_runtime::iter::*;
+}
 pub use oxten_runtime::ops;
 pub use oxten_runtime::options;
 pub use oxten_runtime::{
@@ -51,6 +56,7 @@ mod register {
 pub fn init() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
+        oxten_kernels::cpu::register();
         register::register_all();
         autograd::register_autograd();
         autocast::register_autocast();

@@ -13,6 +13,7 @@
 mod checks;
 mod conv;
 mod convert;
+pub mod cpu;
 mod factory;
 mod index;
 mod linalg;
@@ -27,6 +28,13 @@ mod reduce;
 mod shape;
 pub mod support;
 mod views;
+
+/// The TensorIterator's device-agnostic setup (`oxten_runtime::iter`) and the CPU loops that run
+/// over it ([`cpu`]), under one path for the kernels of this crate.
+mod iter {
+    pub use crate::cpu::*;
+    pub use oxten_runtime::iter::*;
+}
 
 /// Code generated from native_functions.yaml by build.rs.
 pub mod generated {

@@ -6,6 +6,15 @@ use oxten::nn::{BatchNorm2d, Conv2d, Dropout, Flatten, Linear, MaxPool2d, Module
 use oxten::optim::{Adam, AdamOpts, Optimizer};
 use oxten::{DType, Tensor};
 
+/// Every test here draws its initial weights from the process-wide default generator, and one
+/// checks that reseeding reproduces them: the tests take turns so that no other test draws
+/// between the seed and the check.
+static DEFAULT_GENERATOR: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    DEFAULT_GENERATOR.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn cnn() -> Sequential {
     Sequential::new()
         .add(Conv2d::new(1, 4, 3).padding(1))
@@ -18,6 +27,7 @@ fn cnn() -> Sequential {
 
 #[test]
 fn state_dict_names_and_shapes_follow_pytorch() {
+    let _turn = one_at_a_time();
     let net = cnn();
     let sd: Vec<(String, Vec<i64>)> = net.state_dict().into_iter().map(|(n, t)| (n, t.sizes().to_vec())).collect();
     let want: Vec<(&str, Vec<i64>)> = vec![
@@ -42,6 +52,7 @@ fn state_dict_names_and_shapes_follow_pytorch() {
 
 #[test]
 fn default_initialisation_is_kaiming_uniform() {
+    let _turn = one_at_a_time();
     oxten::manual_seed(3);
     let l = Linear::new(400, 300);
     let w = l.weight.to_vec::<f32>().unwrap();
@@ -60,6 +71,7 @@ fn default_initialisation_is_kaiming_uniform() {
 
 #[test]
 fn train_and_eval_modes() {
+    let _turn = one_at_a_time();
     let mut drop = Dropout::new(0.5);
     let x = oxten::ones(&[1000]);
     let y = drop.forward(&x).unwrap().to_vec::<f32>().unwrap();
@@ -89,6 +101,7 @@ fn train_and_eval_modes() {
 
 #[test]
 fn a_model_trained_in_pytorch_gives_pytorch_outputs() {
+    let _turn = one_at_a_time();
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/golden/digits_cnn.safetensors");
     let file = oxten::safetensors::load(path).unwrap();
     let get = |n: &str| file.iter().find(|(k, _)| k == n).unwrap().1.clone();
@@ -111,6 +124,7 @@ fn a_model_trained_in_pytorch_gives_pytorch_outputs() {
 
 #[test]
 fn a_small_cnn_learns() {
+    let _turn = one_at_a_time();
     oxten::manual_seed(1);
     let mut net = cnn();
     net.train();
@@ -133,6 +147,7 @@ fn a_small_cnn_learns() {
 
 #[test]
 fn more_layers_match_pytorch() {
+    let _turn = one_at_a_time();
     use oxten::nn::{AdaptiveAvgPool2d, AvgPool2d, Embedding, GroupNorm, LayerNorm};
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/golden/nn_layers.safetensors");
     let file = oxten::safetensors::load(path).unwrap();

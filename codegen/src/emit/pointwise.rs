@@ -178,7 +178,7 @@ pub fn emit_pointwise_file(structured: &[StructuredOp]) -> Result<String, String
     let mut s = String::new();
     s.push_str("#[allow(unused_imports)] use oxten_runtime::{DType, Result, Scalar, Tensor};\n");
     s.push_str("#[allow(unused_imports)] use oxten_runtime::dtype::{bf16, f16};\n");
-    s.push_str("#[allow(unused_imports)] use oxten_runtime::iter::*;\n");
+    s.push_str("#[allow(unused_imports)] use crate::iter::*;\n");
     s.push_str("#[allow(unused_imports)] use crate::math as m;\n#[allow(unused_imports)] use crate::math::Element as _;\n#[allow(unused_imports)] use crate::support::check_alpha;\n");
     for st in structured.iter().filter(|st| st.pointwise.is_some()) {
         s.push_str(&emit_pointwise(st).map_err(|e| format!("{}: {e}", st.out.schema_name))?);

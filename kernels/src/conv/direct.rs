@@ -3,7 +3,7 @@
 //! narrower type gives). Not tuned: integer convolutions are rare.
 
 use super::im2col::Geom;
-use oxten_runtime::iter::to_dtype;
+use crate::iter::to_dtype;
 use oxten_runtime::{ops, DType, MemoryFormat, Result, Tensor};
 
 /// The values of `t` as i64, in contiguous order.

@@ -407,8 +407,8 @@ fn plan_backward(
     if grad_output.dtype() != input.dtype() {
         return Err(Error::dtype(format!(
             "expected scalar type {} but found {}",
-            oxten_runtime::iter::scalar_type_name(input.dtype()),
-            oxten_runtime::iter::scalar_type_name(grad_output.dtype())
+            crate::iter::scalar_type_name(input.dtype()),
+            crate::iter::scalar_type_name(grad_output.dtype())
         )));
     }
     let dim = weight.dim() - 2;
@@ -499,7 +499,7 @@ impl ConvolutionBackwardCpu for Cpu {
         } else {
             return Err(Error::dtype(format!(
                 "\"slow_conv2d_backward_cpu\" not implemented for '{}'",
-                oxten_runtime::iter::scalar_type_name(input.dtype())
+                crate::iter::scalar_type_name(input.dtype())
             )));
         };
         finish_backward(plan, input, gi, gw)

@@ -1,8 +1,8 @@
 //! Convolution arguments: expansion of the per-dimension lists, PyTorch's shape and dtype checks
 //! (with its messages, in its order), output sizes and the memory format of the computation.
 
+use crate::iter::scalar_type_name;
 use crate::pointwise::type_meta_name;
-use oxten_runtime::iter::scalar_type_name;
 use oxten_runtime::{DType, Error, MemoryFormat, Result, Tensor};
 
 /// The arguments of `convolution`, expanded to one value per spatial dimension.

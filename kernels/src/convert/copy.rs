@@ -1,7 +1,8 @@
 //! `copy_`: broadcasting, dtype-converting copy into `self`.
 
 use crate::generated::decls::{CopyInplaceCpu, CopyInplaceMeta};
-use oxten_runtime::{alloc, iter, Device, Result, Tensor};
+use crate::iter;
+use oxten_runtime::{alloc, Device, Result, Tensor};
 
 impl CopyInplaceCpu for crate::Cpu {
     /// Copies `src` (broadcast to `self`'s shape, converted to its dtype) into `self`. A `self`

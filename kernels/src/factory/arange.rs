@@ -5,8 +5,8 @@ use crate::generated::decls::{
     ArangeCompositeExplicit, ArangeOutCpu, ArangeOutMeta, ArangeStartCompositeExplicit,
     ArangeStartStepCompositeExplicit,
 };
+use crate::iter::{copy_, scalar_type_name};
 use oxten_runtime::dtype::{bf16, f16, DEFAULT_FLOAT};
-use oxten_runtime::iter::{copy_, scalar_type_name};
 use oxten_runtime::{ops, DType, Device, Error, Layout, MemoryFormat, Result, Scalar, Tensor};
 
 /// The three functional overloads: allocate an empty tensor of the right dtype and let

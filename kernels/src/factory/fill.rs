@@ -6,8 +6,8 @@ use crate::generated::decls::{
     FillInplaceCpu, FillInplaceMeta, FullCompositeExplicit, OnesCompositeExplicit, ZeroInplaceCompositeExplicit,
     ZerosCompositeExplicit,
 };
+use crate::iter::{cpu_kernel_nullary, has_internal_overlap, MemOverlap, TensorIteratorConfig, GRAIN_SIZE};
 use oxten_runtime::dtype::DEFAULT_FLOAT;
-use oxten_runtime::iter::{cpu_kernel_nullary, has_internal_overlap, MemOverlap, TensorIteratorConfig, GRAIN_SIZE};
 use oxten_runtime::{match_dtype, ops, DType, Device, Layout, Result, Scalar, Tensor};
 
 impl FillInplaceCpu for crate::Cpu {

@@ -14,10 +14,8 @@ use super::masked::{item_scalar, masked_fill_};
 use crate::generated::decls::{
     IndexCpu, IndexMeta, IndexOutCpu, IndexOutMeta, IndexPutCompositeExplicit, IndexPutInplaceCpu, IndexPutInplaceMeta,
 };
+use crate::iter::{infer_size, scalar_type_name, to_dtype, StructuredOutputs, TensorIterator, TensorIteratorConfig};
 use crate::{Composite, Cpu, Meta};
-use oxten_runtime::iter::{
-    infer_size, scalar_type_name, to_dtype, StructuredOutputs, TensorIterator, TensorIteratorConfig,
-};
 use oxten_runtime::{ops, DType, Error, MemoryFormat, Result, Tensor};
 
 /// `self` restrided for indexing, the broadcast int64 index tensors, and the sizes and strides
@@ -277,7 +275,7 @@ fn run_index(info: &AdvancedIndex, iter: &TensorIterator) -> Result<()> {
                 }
             }
         },
-        oxten_runtime::iter::GRAIN_SIZE,
+        crate::iter::GRAIN_SIZE,
     ));
     err.into_result()
 }

@@ -3,8 +3,8 @@
 //! the accumulation used by `scatter_add`, `index_put_(accumulate=True)` and
 //! `embedding_dense_backward`.
 
+use crate::iter::{get_overlap_status, has_internal_overlap, MemOverlap, MemOverlapStatus, GRAIN_SIZE};
 use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::{get_overlap_status, has_internal_overlap, MemOverlap, MemOverlapStatus, GRAIN_SIZE};
 use oxten_runtime::{DType, Error, Result, Tensor};
 
 const INTERNAL_OVERLAP: &str = "unsupported operation: more than one element of the written-to tensor refers to a \
@@ -277,8 +277,8 @@ impl FirstError {
 /// The check `set_output` makes of an `out=` tensor's dtype, with PyTorch's wording (C++ type
 /// names: `Expected out tensor to have dtype float, but got double instead`), made first by the
 /// meta functions of this family.
-pub(crate) fn check_out_dtype(outs: &oxten_runtime::iter::StructuredOutputs, dtype: DType) -> Result<()> {
-    if outs.mode() != oxten_runtime::iter::OutputMode::Out {
+pub(crate) fn check_out_dtype(outs: &crate::iter::StructuredOutputs, dtype: DType) -> Result<()> {
+    if outs.mode() != crate::iter::OutputMode::Out {
         return Ok(());
     }
     if let Some(o) = outs.maybe_get_output(0) {

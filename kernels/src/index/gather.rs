@@ -16,9 +16,9 @@ use crate::generated::decls::{
     GatherOutCpu, GatherOutMetaFn, ScatterAddCpu, ScatterAddOutMetaFn, ScatterSrcOutCpu, ScatterSrcOutMetaFn,
     ScatterValueOutCpu, ScatterValueOutMetaFn,
 };
+use crate::iter::{copy_, StructuredOutputs};
 use crate::logical::promote::FromScalar;
 use crate::{Cpu, Meta};
-use oxten_runtime::iter::{copy_, StructuredOutputs};
 use oxten_runtime::{match_dtype, wrap_dim, Error, Result, Scalar, Tensor};
 
 /// `gather_shape_check`.

@@ -6,10 +6,10 @@ use crate::generated::decls::{
     MaskedFillInplaceScalarCpu, MaskedFillInplaceScalarMeta, MaskedFillInplaceTensorCpu, MaskedFillInplaceTensorMeta,
     MaskedFillScalarCompositeExplicit, MaskedFillTensorCompositeExplicit,
 };
+use crate::iter::{infer_size, to_dtype, TensorIteratorConfig};
 use crate::logical::promote::FromScalar;
 use crate::pointwise::type_meta_name;
 use crate::{Composite, Cpu, Meta};
-use oxten_runtime::iter::{infer_size, to_dtype, TensorIteratorConfig};
 use oxten_runtime::{match_dtype, ops, DType, Error, MemoryFormat, Result, Scalar, Tensor};
 
 /// The value of a one-element tensor as a Scalar of its category (`Tensor::item`).
@@ -66,7 +66,7 @@ pub(crate) fn masked_fill_(self_: &Tensor, mask: &Tensor, value: Option<Scalar>)
                     }
                 }
             },
-            oxten_runtime::iter::GRAIN_SIZE,
+            crate::iter::GRAIN_SIZE,
         );
     });
     Ok(())

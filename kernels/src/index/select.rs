@@ -8,10 +8,10 @@ use crate::generated::decls::{
     EmbeddingCompositeExplicit, EmbeddingDenseBackwardCpu, EmbeddingDenseBackwardMeta, IndexSelectCpu, IndexSelectMeta,
     IndexSelectOutCpu, IndexSelectOutMeta,
 };
+use crate::iter::GRAIN_SIZE;
 use crate::views::type_string;
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::GRAIN_SIZE;
 use oxten_runtime::{match_dtype, ops, wrap_dim, DType, Error, MemoryFormat, Result, Tensor};
 
 /// The values of a 0- or 1-dim int32/int64 index tensor, in order.

@@ -3,8 +3,8 @@
 
 use super::{not_implemented, product_into};
 use crate::generated::decls::{BmmOutCpuCpu, BmmOutMetaFn};
+use crate::iter::{scalar_type_name, StructuredOutputs};
 use crate::{Cpu, Meta};
-use oxten_runtime::iter::{scalar_type_name, StructuredOutputs};
 use oxten_runtime::{DType, Error, Result, Scalar, Tensor};
 
 /// PyTorch's checks (`common_checks_baddbmm_bmm`, then the kernel's dtype check): both operands

@@ -11,7 +11,7 @@
 //! without AVX-512 keep `gemm`.
 
 use super::engine::{Dims, Mat};
-use oxten_runtime::iter::{simd_level, SimdLevel};
+use crate::iter::{simd_level, SimdLevel};
 
 /// Lanes per accumulator: one AVX-512 register of f32.
 const LANES: usize = 16;

@@ -22,10 +22,10 @@
 //! `gemm` call (see [`gemm_call`] and [`Split`]).
 
 use super::{bf16_gemm, dot_rows};
+use crate::iter::scalar_type_name;
 use crate::math::Element;
 use gemm::Parallelism;
 use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::scalar_type_name;
 use oxten_runtime::{DType, Error, Result, Scalar, Tensor};
 use std::cell::Cell;
 

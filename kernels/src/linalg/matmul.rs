@@ -22,9 +22,9 @@ use crate::generated::decls::{
     LinearCompositeImplicit, LinearOutCompositeExplicit, MatmulCompositeImplicit, MatmulOutCompositeImplicit,
     UnsafeViewCompositeExplicit,
 };
+use crate::iter::infer_size;
 use crate::Composite;
 use oxten_runtime::autograd::is_grad_enabled;
-use oxten_runtime::iter::infer_size;
 use oxten_runtime::{ops, Error, Result, Scalar, Tensor};
 
 impl UnsafeViewCompositeExplicit for Composite {

@@ -3,9 +3,9 @@
 
 use super::{check_matrix, not_implemented, product_into};
 use crate::generated::decls::{AddmmOutCpuCpu, AddmmOutMetaFn, MmOutCpuCpu, MmOutMetaFn};
+use crate::iter::{scalar_type_name, OutputMode, StructuredOutputs};
 use crate::pointwise::type_meta_name;
 use crate::{Cpu, Meta};
-use oxten_runtime::iter::{scalar_type_name, OutputMode, StructuredOutputs};
 use oxten_runtime::{DType, Error, Result, Scalar, Tensor};
 
 /// `mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)` unless the inner sizes agree.

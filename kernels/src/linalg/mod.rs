@@ -23,10 +23,8 @@ mod matmul;
 mod mm;
 mod vector;
 
+use crate::iter::{copy_, get_overlap_status, has_internal_overlap, scalar_type_name, MemOverlap, MemOverlapStatus};
 use engine::{Dims, Operand};
-use oxten_runtime::iter::{
-    copy_, get_overlap_status, has_internal_overlap, scalar_type_name, MemOverlap, MemOverlapStatus,
-};
 use oxten_runtime::{DType, Error, MemoryFormat, Result, Scalar, Tensor};
 
 /// `TORCH_CHECK(t.dim() == 2, "<name> must be a matrix, got <n>-D tensor")`.
@@ -190,7 +188,7 @@ unsafe fn product_copying_blocks(
         // SAFETY: columns lo..lo + n of the staging matrix (already written by the product) go to
         // the same columns of `out`; the caller's contract for the rest.
         unsafe {
-            oxten_runtime::iter::transpose_4byte(
+            crate::iter::transpose_4byte(
                 n,
                 d.m,
                 staged.add(lo * d.m),

@@ -5,12 +5,10 @@ use super::bf16_gemm::widen;
 use super::engine::{self, Dims, Operand};
 use super::{not_implemented, resize_output};
 use crate::generated::decls::{DotCpu, DotMeta, DotOutCompositeExplicit, MvCompositeExplicit, MvOutCompositeExplicit};
+use crate::iter::{copy_, get_overlap_status, has_internal_overlap, scalar_type_name, MemOverlap, MemOverlapStatus};
 use crate::math::Element;
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::{
-    copy_, get_overlap_status, has_internal_overlap, scalar_type_name, MemOverlap, MemOverlapStatus,
-};
 use oxten_runtime::{DType, Device, Error, MemoryFormat, Result, Scalar, Tensor};
 
 // ---------------------------------------------------------------------------------------------

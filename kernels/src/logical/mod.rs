@@ -12,10 +12,10 @@ use crate::generated::decls::{
     LogicalNotCompositeExplicit, LogicalNotOutCpu, LogicalNotOutMeta, WhereSelfCpu, WhereSelfMeta, WhereSelfOutCpu,
     WhereSelfOutMeta,
 };
-use crate::{Composite, Cpu, Meta};
-use oxten_runtime::iter::{
+use crate::iter::{
     copy_, cpu_kernel_ternary, cpu_kernel_unary, scalar_type_name, to_dtype, TensorIterator, TensorIteratorConfig,
 };
+use crate::{Composite, Cpu, Meta};
 use oxten_runtime::{match_dtype, DType, Device, Element, Error, MemoryFormat, Result, Tensor};
 use promote::{result_type, Arg};
 

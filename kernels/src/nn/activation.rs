@@ -22,13 +22,13 @@ use crate::generated::decls::{
     HardtanhMeta, HardtanhOutCpu, HardtanhOutMeta, LeakyReluBackwardCheck, LeakyReluCheck,
     SoftplusBackwardGradInputMetaFn, SoftplusBackwardOutCpu, SoftplusCheck, ThresholdBackwardCheck,
 };
-use crate::logical::promote::{result_type, Arg};
-use crate::math::Float;
-use crate::{Cpu, Meta};
-use oxten_runtime::iter::{
+use crate::iter::{
     binary_op_config, cpu_kernel_binary_math, cpu_kernel_unary_math, unary_op_config, OpMath, StructuredOutputs,
     TensorIterator,
 };
+use crate::logical::promote::{result_type, Arg};
+use crate::math::Float;
+use crate::{Cpu, Meta};
 use oxten_runtime::{ops, DType, Error, Result, Scalar, Tensor};
 
 /// The common dtype of a backward kernel's two tensor operands, for its dtype check.

@@ -20,13 +20,13 @@ use crate::generated::decls::{
     NllLossBackwardGradInputMetaFn, NllLossBackwardOutCpuCpu, NllLossCompositeImplicit, NllLossForwardOutCpuCpu,
     NllLossForwardOutputMetaFn, NllLossNdCompositeImplicit,
 };
-use crate::logical::promote::{result_type, Arg};
-use crate::math::{self as m, Float};
-use crate::{Composite, Cpu, Meta};
-use oxten_runtime::iter::{
+use crate::iter::{
     binary_op_config, copy_, cpu_kernel_binary_math, cpu_kernel_ternary, infer_size, scalar_type_name,
     ternary_op_config, OpMath, StructuredOutputs, TensorIterator,
 };
+use crate::logical::promote::{result_type, Arg};
+use crate::math::{self as m, Float};
+use crate::{Composite, Cpu, Meta};
 use oxten_runtime::{can_cast, ops, DType, Error, MemoryFormat, Result, Scalar, Tensor};
 
 // ---------------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ mod activation;
 mod loss;
 mod softmax;
 
-use oxten_runtime::iter::scalar_type_name;
+use crate::iter::scalar_type_name;
 use oxten_runtime::{DType, Error};
 
 /// `reduction=0`: one loss per element.

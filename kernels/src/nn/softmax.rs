@@ -15,7 +15,7 @@
 //!   independent accumulators, so the max, `exp` and sum loops vectorize; other dims work on
 //!   blocks of up to [`BLOCK`] columns, with the loop over columns innermost;
 //! * rows (or blocks) are split over the thread pool once the work reaches
-//!   [`GRAIN_SIZE`](oxten_runtime::iter::GRAIN_SIZE) elements;
+//!   [`GRAIN_SIZE`](crate::iter::GRAIN_SIZE) elements;
 //! * an output that is not contiguous or overlaps an input is computed into a temporary and
 //!   copied back.
 
@@ -26,10 +26,10 @@ use crate::generated::decls::{
     SoftmaxBackwardCpuOutCpu, SoftmaxBackwardDataOutMetaFn, SoftmaxCompositeImplicit, SoftmaxCpuOutCpu,
     SoftmaxOutCompositeExplicit, SoftmaxOutMetaFn,
 };
+use crate::iter::{copy_, get_overlap_status, scalar_type_name, MemOverlapStatus, OpMath, StructuredOutputs};
 use crate::math::Float;
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16, DEFAULT_FLOAT};
-use oxten_runtime::iter::{copy_, get_overlap_status, scalar_type_name, MemOverlapStatus, OpMath, StructuredOutputs};
 use oxten_runtime::{ops, wrap_dim, DType, Error, MemoryFormat, Result, Scalar, Tensor};
 use std::ops::Range;
 
@@ -318,11 +318,11 @@ unsafe impl<T> Sync for SharedPtr<T> {}
 fn run_tasks(tasks: usize, task_len: usize, f: impl Fn(Range<usize>) + Sync) {
     let work = tasks.saturating_mul(task_len.max(1));
     let threads = oxten_runtime::parallel::threads_now();
-    if tasks <= 1 || threads <= 1 || work < oxten_runtime::iter::GRAIN_SIZE {
+    if tasks <= 1 || threads <= 1 || work < crate::iter::GRAIN_SIZE {
         f(0..tasks);
         return;
     }
-    let parts = (threads * 4).min(tasks).min(work / oxten_runtime::iter::GRAIN_SIZE).max(2);
+    let parts = (threads * 4).min(tasks).min(work / crate::iter::GRAIN_SIZE).max(2);
     let chunk = tasks.div_ceil(parts);
     oxten_runtime::parallel::for_each(parts, |p| {
         let start = p * chunk;

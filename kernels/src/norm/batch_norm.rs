@@ -18,8 +18,8 @@ use super::{
 use crate::generated::decls::{
     BatchNormBackwardCpuCpu, BatchNormBackwardMetaMeta, BatchNormCompositeImplicit, BatchNormCpuCpu, BatchNormMetaMeta,
 };
+use crate::iter::scalar_type_name;
 use crate::{Composite, Cpu, Meta};
-use oxten_runtime::iter::scalar_type_name;
 use oxten_runtime::{ops, wrap_dim, DType, Error, MemoryFormat, Result, Scalar, Tensor};
 
 /// PyTorch's `check_dims_match_num_input_features`.

@@ -24,8 +24,8 @@ mod batch_norm;
 mod group_norm;
 mod layer_norm;
 
+use crate::iter::{copy_, scalar_type_name};
 use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::{copy_, scalar_type_name};
 use oxten_runtime::{DType, Device, Error, MemoryFormat, Result, Tensor};
 use std::mem::MaybeUninit;
 use std::ops::{Add, AddAssign, Div, Mul, Sub};
@@ -213,7 +213,7 @@ pub(crate) fn tensor_of(vals: Vec<f64>, sizes: &[i64], dtype: DType, device: Dev
         return Tensor::empty(sizes, dtype, device, MemoryFormat::Contiguous);
     }
     let t = Tensor::from_vec(vals, sizes)?;
-    oxten_runtime::iter::to_dtype(&t, dtype)
+    crate::iter::to_dtype(&t, dtype)
 }
 
 /// An empty (`[0]`) tensor: PyTorch's undefined outputs (eval-mode statistics, gradients the

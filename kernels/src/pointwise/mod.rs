@@ -15,15 +15,15 @@
 use crate::generated::decls::{
     ClampOutCpu, ClampOutMetaFn, GeluOutCpu, GeluOutMetaFn, PowTensorScalarOutCpu, PowTensorScalarOutMetaFn,
 };
+use crate::iter::{
+    binary_op_config, cpu_kernel_binary, cpu_kernel_binary_math, cpu_kernel_unary_math, scalar_type_name, to_dtype,
+    unary_op_config, OpMath, StructuredOutputs, TensorIterator,
+};
 use crate::logical::promote::{result_type, Arg, FromScalar};
 use crate::math::{self as m, Float};
 use crate::reduce::{max_nan, min_nan};
 use crate::{Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::{
-    binary_op_config, cpu_kernel_binary, cpu_kernel_binary_math, cpu_kernel_unary_math, scalar_type_name, to_dtype,
-    unary_op_config, OpMath, StructuredOutputs, TensorIterator,
-};
 use oxten_runtime::{match_dtype, DType, Element, Error, Result, Scalar, Tensor};
 
 /// The error PyTorch's dispatch macros raise for a dtype a kernel does not handle.

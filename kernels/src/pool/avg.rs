@@ -11,9 +11,9 @@ use super::{
 use crate::generated::decls::{
     AvgPool2dBackwardGradInputMetaFn, AvgPool2dBackwardOutCpuCpu, AvgPool2dOutCpuCpu, AvgPool2dOutMetaFn,
 };
+use crate::iter::StructuredOutputs;
 use crate::{Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::StructuredOutputs;
 use oxten_runtime::{DType, Error, MemoryFormat, Result, Tensor};
 
 /// The checked geometry of an average pooling.

@@ -15,9 +15,9 @@ use crate::generated::decls::{
     MaxPool2dCompositeImplicit, MaxPool2dWithIndicesBackwardGradInputMetaFn, MaxPool2dWithIndicesBackwardOutCpuCpu,
     MaxPool2dWithIndicesOutCpuCpu, MaxPool2dWithIndicesOutMetaFn,
 };
+use crate::iter::StructuredOutputs;
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::StructuredOutputs;
 use oxten_runtime::{ops, DType, Error, MemoryFormat, Result, Tensor};
 use std::sync::atomic::{AtomicBool, Ordering};
 

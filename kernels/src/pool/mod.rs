@@ -14,9 +14,9 @@ mod avg;
 mod max;
 
 use crate::conv::elem::SharedPtr;
+use crate::iter::{copy_, scalar_type_name, simd_level, SimdLevel, StructuredOutputs};
 use crate::pointwise::type_meta_name;
 use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::{copy_, scalar_type_name, simd_level, SimdLevel, StructuredOutputs};
 use oxten_runtime::tensor::strides_for_format;
 use oxten_runtime::{ops, DType, Device, Element, Error, MemoryFormat, Result, Tensor};
 

@@ -13,8 +13,8 @@ use crate::generated::decls::{
     NormalInplaceCpu, NormalInplaceMeta, RandomFromInplaceCpu, RandomFromInplaceMeta, RandomToInplaceCompositeExplicit,
     UniformInplaceCpu, UniformInplaceMeta,
 };
+use crate::iter::copy_;
 use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::copy_;
 use oxten_runtime::{match_dtype, ops, DType, Device, Error, Generator, MemoryFormat, Result, Tensor};
 
 // ---------------------------------------------------------------------------------------------
@@ -56,7 +56,7 @@ fn check_uniform(dtype: DType, from: f64, to: f64) -> Result<()> {
         return Err(Error::value(format!(
             "uniform_ expects to-from <= std::numeric_limits<{}>::max(), but found to={} and from={} which result \
              in to-from to exceed the limit",
-            oxten_runtime::iter::scalar_type_name(dtype),
+            crate::iter::scalar_type_name(dtype),
             cpp_double(to),
             cpp_double(from)
         )));

@@ -8,10 +8,10 @@ use crate::generated::decls::{
     FeatureDropoutInplaceCompositeImplicit, NativeDropoutBackwardCompositeExplicit, NativeDropoutCpu,
     NativeDropoutMeta,
 };
-use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::GRAIN_SIZE;
+use crate::iter::GRAIN_SIZE;
 #[cfg(target_arch = "x86_64")]
-use oxten_runtime::iter::{simd_level, SimdLevel};
+use crate::iter::{simd_level, SimdLevel};
+use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::{ops, DType, Device, Element, Error, Result, Scalar, Tensor};
 
 /// `1 / (1 - p)`, or 0 when `p` is 1 (PyTorch's guard against dividing by zero).

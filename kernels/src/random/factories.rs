@@ -11,8 +11,8 @@ use crate::generated::decls::{
     RandnCompositeExplicit, RandnGeneratorCompositeExplicit, RandnLikeCompositeExplicit,
     RandnLikeGeneratorCompositeExplicit, RandpermCompositeExplicit, RandpermGeneratorCompositeExplicit,
 };
+use crate::iter::copy_;
 use oxten_runtime::generator::PhiloxStream;
-use oxten_runtime::iter::copy_;
 use oxten_runtime::{match_dtype, ops, DType, Device, Error, Generator, Layout, MemoryFormat, Result, Scalar, Tensor};
 
 /// `empty(size, options).uniform_(0, 1, generator)`.

@@ -19,10 +19,10 @@ mod factories;
 mod out;
 mod sample;
 
-use oxten_runtime::generator::{default_generator, PhiloxStream};
-use oxten_runtime::iter::{copy_, has_internal_overlap, scalar_type_name, MemOverlap, GRAIN_SIZE};
+use crate::iter::{copy_, has_internal_overlap, scalar_type_name, MemOverlap, GRAIN_SIZE};
 #[cfg(target_arch = "x86_64")]
-use oxten_runtime::iter::{simd_level, SimdLevel};
+use crate::iter::{simd_level, SimdLevel};
+use oxten_runtime::generator::{default_generator, PhiloxStream};
 use oxten_runtime::{DType, Device, Element, Error, Generator, MemoryFormat, Result, Tensor};
 use sample::Sampler;
 
@@ -228,7 +228,7 @@ mod tests {
         // Nor on the instruction set the samplers are compiled for.
         #[cfg(target_arch = "x86_64")]
         {
-            use oxten_runtime::iter::{detected_simd_level, set_simd_level};
+            use crate::iter::{detected_simd_level, set_simd_level};
             let best = sample(2, DType::F32);
             set_simd_level(SimdLevel::Default);
             let baseline = sample(2, DType::F32);

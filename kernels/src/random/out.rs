@@ -20,8 +20,8 @@ use crate::generated::decls::{
     RandintLowOutCompositeExplicit, RandintOutCompositeExplicit, RandnGeneratorOutCompositeExplicit,
     RandnOutCompositeExplicit, RandpermGeneratorOutCompositeExplicit, RandpermOutCompositeExplicit,
 };
+use crate::iter::{copy_, infer_size};
 use oxten_runtime::autograd::is_grad_enabled;
-use oxten_runtime::iter::{copy_, infer_size};
 use oxten_runtime::{ops, DType, Device, Error, Generator, Layout, MemoryFormat, Result, Scalar, Tensor};
 
 /// The factories have no derivative formula, so nothing else refuses an `out` that requires

@@ -13,8 +13,8 @@ use crate::generated::decls::{
     AllAllOutCpu, AllAllOutMetaFn, AllDimsOutCpu, AllDimsOutMetaFn, AllOutCpu, AllOutMetaFn, AnyAllOutCpu,
     AnyAllOutMetaFn, AnyDimsOutCpu, AnyDimsOutMetaFn, AnyOutCpu, AnyOutMetaFn,
 };
+use crate::iter::{copy_, make_reduction, reduce_kernel, scalar_type_name, to_dtype, StructuredOutputs};
 use crate::{Cpu, Meta};
-use oxten_runtime::iter::{copy_, make_reduction, reduce_kernel, scalar_type_name, to_dtype, StructuredOutputs};
 use oxten_runtime::{DType, Error, Result, Tensor};
 
 /// The dims of a reduction: `All` (no dim argument, or `None`), `Some(list)` (an empty list

@@ -12,9 +12,9 @@
 //! so scans along any dim stream through memory. Outer blocks run in parallel.
 
 use crate::generated::decls::{CumsumOutCpu, CumsumOutMetaFn};
+use crate::iter::{copy_, to_dtype, StructuredOutputs, GRAIN_SIZE};
 use crate::{Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::{copy_, to_dtype, StructuredOutputs, GRAIN_SIZE};
 use oxten_runtime::{match_dtype, wrap_dim, DType, Element, Error, MemoryFormat, Result, Tensor};
 
 /// An element type with its scan accumulator.

@@ -11,8 +11,8 @@ use crate::generated::decls::{
     ArgminOutCpu, ArgminOutMetaFn, MaxCpu, MaxMeta, MaxUnaryOutCpu, MaxUnaryOutMeta, MinCpu, MinDimMinMetaFn,
     MinDimMinPrecomputed, MinMeta, MinOutCpu, MinUnaryOutCpu, MinUnaryOutMeta,
 };
+use crate::iter::{copy_, reduce_with_index_kernel, scalar_type_name, StructuredOutputs};
 use crate::{Cpu, Meta};
-use oxten_runtime::iter::{copy_, reduce_with_index_kernel, scalar_type_name, StructuredOutputs};
 use oxten_runtime::{can_cast, match_dtype, wrap_dim, DType, Error, MemoryFormat, Result, Tensor};
 
 /// The strict order `min.dim` and `argmin` use for non-NaN values.

@@ -19,12 +19,12 @@ use crate::generated::decls::{
     AmaxOutCpu, AmaxOutMetaFn, AminOutCpu, AminOutMetaFn, ArgmaxOutCpu, ArgmaxOutMetaFn, MaxDimMaxMetaFn,
     MaxDimMaxPrecomputed, MaxOutCpu, MeanOutCpu, MeanOutMetaFn, SumCompositeExplicit, SumIntlistOutMetaFn, SumOutCpu,
 };
-use crate::{Composite, Cpu, Meta};
-use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::{
+use crate::iter::{
     copy_, cpu_kernel_unary, make_reduction, reduce_kernel, reduce_with_index_kernel, reduction_output_shape,
     scalar_type_name, sum_kernel, to_dtype, OpMath, StructuredOutputs, TensorIterator, TensorIteratorConfig,
 };
+use crate::{Composite, Cpu, Meta};
+use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::{match_dtype, wrap_dim, DType, Device, Error, MemoryFormat, Result, Tensor};
 
 // ---------------------------------------------------------------------------------------------

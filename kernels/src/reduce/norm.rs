@@ -11,11 +11,11 @@ use super::set_reduction_output;
 use crate::generated::decls::{
     LinalgVectorNormOutCpu, LinalgVectorNormOutMetaFn, NormScalarCompositeImplicit, NormScalaroptDimCompositeImplicit,
 };
-use crate::{Composite, Cpu, Meta};
-use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::{
+use crate::iter::{
     make_reduction, reduce_kernel, scalar_type_name, to_dtype, OpMath, StructuredOutputs, TensorIterator,
 };
+use crate::{Composite, Cpu, Meta};
+use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::{ops, promote_types, DType, Element, Error, Result, Scalar, Tensor};
 
 /// The reduction an `ord` selects.

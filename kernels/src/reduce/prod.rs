@@ -8,9 +8,9 @@
 
 use super::{infer_out_dtype, set_reduction_output};
 use crate::generated::decls::{ProdCpu, ProdIntOutMetaFn, ProdMeta, ProdOutCpu};
+use crate::iter::{make_reduction, reduce_kernel, to_dtype, OpMath, StructuredOutputs};
 use crate::{Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
-use oxten_runtime::iter::{make_reduction, reduce_kernel, to_dtype, OpMath, StructuredOutputs};
 use oxten_runtime::{match_dtype, DType, MemoryFormat, Result, Tensor};
 
 /// Multiplication of an element type in its math type, with its identity.
@@ -49,7 +49,7 @@ impl ProdElem for bool {
     }
 }
 
-fn prod_loop<T: ProdElem>(iter: &oxten_runtime::iter::TensorIterator) {
+fn prod_loop<T: ProdElem>(iter: &crate::iter::TensorIterator) {
     reduce_kernel::<T, T::Math, T>(iter, T::ONE, T::mul, T::mul, T::from_math);
 }
 

@@ -13,8 +13,8 @@ use crate::generated::decls::{
     StdCpu, StdMeanCpu, StdMeanMeta, StdMeta, StdOutCpu, StdOutMeta, VarCpu, VarMeanCpu, VarMeanMeta, VarMeta,
     VarOutCpu, VarOutMeta,
 };
+use crate::iter::{make_reduction, reduce_kernel, reduction_output_shape, scalar_type_name, to_dtype, OpMath};
 use crate::{Cpu, Meta};
-use oxten_runtime::iter::{make_reduction, reduce_kernel, reduction_output_shape, scalar_type_name, to_dtype, OpMath};
 use oxten_runtime::{can_cast, DType, Element, Error, MemoryFormat, Result, Scalar, Tensor};
 
 /// Count, mean and sum of squared deviations of a set of values.

@@ -12,8 +12,8 @@ use crate::generated::decls::{
     CatOutCpuCpu, CatOutMetaFn, CatOutPrecomputed, StackCompositeExplicit, StackOutCompositeExplicit,
 };
 use crate::index::common::{assert_no_internal_overlap, assert_no_overlap, Ptr};
+use crate::iter::{copy_, scalar_type_name, StructuredOutputs, GRAIN_SIZE};
 use crate::{Composite, Cpu, Meta};
-use oxten_runtime::iter::{copy_, scalar_type_name, StructuredOutputs, GRAIN_SIZE};
 use oxten_runtime::tensor::strides_for_format;
 use oxten_runtime::{can_cast, ops, result_type, wrap_dim, Error, MemoryFormat, Result, Tensor};
 

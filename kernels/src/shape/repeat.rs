@@ -2,9 +2,9 @@
 
 use crate::generated::decls::{FlipCpu, FlipMeta, RepeatCompositeExplicit, RollCpu, RollMeta};
 use crate::index::common::{for_each_row, match_size, Ptr};
+use crate::iter::copy_;
 use crate::views::check_sizes_nonnegative;
 use crate::{Composite, Cpu, Meta};
-use oxten_runtime::iter::copy_;
 use oxten_runtime::{ops, wrap_dim, Error, MemoryFormat, Result, Tensor};
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 
 use crate::generated::decls::{TrilCpuCpu, TrilOutMetaFn, TriuCpuCpu, TriuOutMetaFn};
 use crate::index::common::{check_out_dtype, for_each_row, match_size, Ptr};
-use oxten_runtime::iter::{copy_, get_overlap_status, MemOverlapStatus, StructuredOutputs};
+use crate::iter::{copy_, get_overlap_status, MemOverlapStatus, StructuredOutputs};
 use oxten_runtime::{Error, MemoryFormat, Result, Tensor};
 
 /// The shared meta function: at least 2 dims; a contiguous output of `self`'s shape and dtype.

@@ -79,7 +79,7 @@ pub(crate) fn check_sizes_nonnegative(sizes: &[i64]) -> Result<()> {
 /// (`torch.FloatTensor`); PyTorch rewrites its C++ `CPUFloatType` into this form before users
 /// see it. Non-CPU tensors keep the C++ form (`MetaFloatType`).
 pub(crate) fn type_string(dtype: DType, device: Device) -> String {
-    let name = oxten_runtime::iter::scalar_type_name(dtype);
+    let name = crate::iter::scalar_type_name(dtype);
     match device {
         Device::Cpu => format!("torch.{name}Tensor"),
         Device::Meta => format!("Meta{name}Type"),

@@ -2,7 +2,7 @@
 //! resize marks, dtypes; the layout steps that follow live in `strides.rs`).
 
 use super::config::TensorIteratorConfig;
-use super::copy::to_dtype;
+use super::copy_stub::to_dtype;
 use super::dtypes::{infer_size, result_type, scalar_type_name};
 use super::iterator::{TensorIterator, MAX_INLINE_OPERANDS};
 use super::operand::Operand;

@@ -14,14 +14,14 @@ use crate::tensor::Tensor;
 /// Outputs are added before inputs. See the [module docs](super) for the build order.
 ///
 /// ```
-/// use oxten_runtime::iter::{binary_op_config, cpu_kernel_binary, StructuredOutputs};
+/// use oxten_runtime::iter::{binary_op_config, StructuredOutputs};
 /// use oxten_runtime::Tensor;
 /// let a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();
 /// let b = Tensor::from_vec(vec![10.0f32], &[1]).unwrap();
 /// let mut outs = StructuredOutputs::functional(1);
 /// let iter = binary_op_config().add_input(&a).add_input(&b).build_structured(&mut outs).unwrap();
-/// cpu_kernel_binary::<f32, f32, f32>(&iter, |x, y| x + y);
-/// assert_eq!(outs.output(0).to_vec::<f32>().unwrap(), [11.0, 12.0, 13.0]);
+/// // A backend's loop then runs over it (`oxten_kernels::cpu::cpu_kernel_binary` on the CPU).
+/// assert_eq!((iter.ninputs(), iter.noutputs(), outs.output(0).sizes()[..].to_vec()), (2, 1, vec![3]));
 /// ```
 #[derive(Clone)]
 pub struct TensorIteratorConfig {
@@ -267,7 +267,7 @@ pub fn unary_float_op_config() -> TensorIteratorConfig {
 /// bool. Its dtype is then kept: the kernel writes 0/1 in the common dtype into a temporary that
 /// [`TensorIterator::cast_outputs`] copies back. Otherwise the output is bool (allocated with a
 /// static bool dtype, or the given bool tensor) and the kernel maps two common-dtype inputs to
-/// bool, e.g. `cpu_kernel_binary::<f32, f32, bool>`.
+/// bool.
 pub fn comparison_op_config(out_given_and_not_bool: bool) -> TensorIteratorConfig {
     let c = TensorIteratorConfig::new()
         .check_mem_overlap(true)

@@ -1,7 +1,7 @@
 //! `TensorIterator`: the built iteration (operands, coalesced shape, byte strides) and the
 //! drivers that walk it in 2-D chunks, serially or in parallel.
 
-use super::copy::copy_;
+use super::copy_stub::copy_stub;
 use super::operand::Operand;
 use super::small::{Small, SmallVec};
 use crate::device::Device;
@@ -67,9 +67,9 @@ pub struct TensorIterator {
     pub(crate) is_reduction: bool,
 }
 
-/// A raw pointer that may cross threads.
+/// A raw pointer that may cross threads (an operand's base address, handed to parallel loops).
 #[derive(Clone, Copy)]
-pub(crate) struct SendPtr(pub *mut u8);
+pub struct SendPtr(pub *mut u8);
 impl SendPtr {
     /// The pointer (a method, so closures capture the whole `SendPtr`, not the raw field).
     #[inline(always)]
@@ -86,7 +86,7 @@ unsafe impl Sync for SendPtr {}
 /// How many chunks to split `n` elements into: 1 (serial) below `grain`, with one thread, or
 /// when already inside a parallel loop (nested parallelism runs serially, as in PyTorch); see
 /// [`crate::parallel`].
-pub(crate) fn parallel_chunks(n: usize, grain: usize) -> usize {
+pub fn parallel_chunks(n: usize, grain: usize) -> usize {
     // Small loops never touch the pool.
     if n < grain.max(1) {
         return 1;
@@ -237,9 +237,9 @@ impl TensorIterator {
     }
 
     /// [`for_each`](Self::for_each) for a loop that writes every element of every output (the
-    /// typed `cpu_kernel_*` loops and the copy loops): outputs the iterator allocated are then
+    /// typed elementwise loops and the copy loops of a host backend): outputs the iterator allocated are then
     /// written once, never zero-filled first.
-    pub(crate) fn for_each_writing<F>(&self, loop2d: F, grain: usize)
+    pub fn for_each_writing<F>(&self, loop2d: F, grain: usize)
     where
         F: Fn(&[*mut u8], &[isize], usize, usize) + Sync,
     {
@@ -435,7 +435,7 @@ impl TensorIterator {
     pub fn cast_outputs(&self) -> Result<()> {
         for o in self.operands.iter().filter(|o| o.needs_cast_back) {
             if let (Some(user), Some(tmp)) = (&o.original, &o.tensor) {
-                copy_(user, tmp)?;
+                copy_stub(user, tmp)?;
             }
         }
         Ok(())

@@ -53,7 +53,7 @@ pub fn has_internal_overlap(t: &Tensor) -> MemOverlap {
 }
 
 /// Errors if writing to `t` would write some element twice.
-pub(crate) fn assert_no_internal_overlap(t: &Tensor) -> Result<()> {
+pub fn assert_no_internal_overlap(t: &Tensor) -> Result<()> {
     if has_internal_overlap(t) == MemOverlap::Yes {
         return Err(Error::overlap(INTERNAL_OVERLAP_MSG));
     }
@@ -99,7 +99,7 @@ pub fn get_overlap_status(a: &Tensor, b: &Tensor) -> MemOverlapStatus {
 }
 
 /// Errors if `a` and `b` share some, but not all, of their elements.
-pub(crate) fn assert_no_partial_overlap(a: &Tensor, b: &Tensor) -> Result<()> {
+pub fn assert_no_partial_overlap(a: &Tensor, b: &Tensor) -> Result<()> {
     if get_overlap_status(a, b) == MemOverlapStatus::Partial {
         return Err(Error::overlap(PARTIAL_OVERLAP_MSG));
     }
@@ -107,7 +107,7 @@ pub(crate) fn assert_no_partial_overlap(a: &Tensor, b: &Tensor) -> Result<()> {
 }
 
 /// Errors if `a` and `b` share any element (full aliasing included).
-pub(crate) fn assert_no_overlap(a: &Tensor, b: &Tensor) -> Result<()> {
+pub fn assert_no_overlap(a: &Tensor, b: &Tensor) -> Result<()> {
     match get_overlap_status(a, b) {
         MemOverlapStatus::Partial | MemOverlapStatus::Full => Err(Error::overlap(PARTIAL_OVERLAP_MSG)),
         _ => Ok(()),

@@ -13,12 +13,12 @@
 //! Operand dtypes must match the type parameters; a mismatch is a bug in the calling kernel
 //! and panics with the operand index and both dtypes.
 
-use super::iterator::TensorIterator;
 use super::opmath::{OpMath, ReducedFloat};
 use super::simd::{self, Map1, Map2, Map3};
-use super::GRAIN_SIZE;
-use crate::dtype::DType;
-use crate::tensor::Element;
+use oxten_runtime::dtype::DType;
+use oxten_runtime::iter::TensorIterator;
+use oxten_runtime::iter::GRAIN_SIZE;
+use oxten_runtime::tensor::Element;
 use std::mem::size_of;
 
 /// Elements per block when f16/bf16 are converted to f32 on the stack.

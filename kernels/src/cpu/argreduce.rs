@@ -1,14 +1,14 @@
 //! Reductions that return an index: `max.dim`, `min.dim`, `argmax`, `argmin`.
 
-use super::config::reduce_op_config;
 use super::opmath::OpMath;
-use super::overlap::assert_no_overlap;
-use super::reduce::{check_reduction_nonempty, reduction_output_shape, review_reduce_result};
 use super::reduce_plan::{drive, ReducePlan};
-use crate::device::MemoryFormat;
-use crate::dtype::DType;
-use crate::error::{Error, Result};
-use crate::tensor::Tensor;
+use oxten_runtime::device::MemoryFormat;
+use oxten_runtime::dtype::DType;
+use oxten_runtime::error::{Error, Result};
+use oxten_runtime::iter::assert_no_overlap;
+use oxten_runtime::iter::reduce_op_config;
+use oxten_runtime::iter::{check_reduction_nonempty, reduction_output_shape, review_reduce_result};
+use oxten_runtime::tensor::Tensor;
 use std::ops::Range;
 
 /// The best value so far, its index, and whether anything was seen.

@@ -1,18 +1,18 @@
-//! `copy_`: PyTorch's dtype-converting, broadcasting copy, and `to_dtype` built on it.
+//! `copy_`: PyTorch's dtype-converting, broadcasting copy on the CPU, registered as the CPU's
+//! copy stub (`oxten_runtime::iter::to_dtype` and the iterator's casts run it).
 
 use super::cast_loops::{cast_elem, cast_kernel};
-use super::config::TensorIteratorConfig;
-use super::iterator::{parallel_chunks, SendPtr};
-use super::overlap::{assert_no_internal_overlap, get_overlap_status, MemOverlapStatus};
-use super::GRAIN_SIZE;
-use crate::device::{Device, MemoryFormat};
-use crate::dtype::DType;
-use crate::error::{Error, Result};
-use crate::match_dtype;
-use crate::tensor::Tensor;
+use oxten_runtime::device::{Device, MemoryFormat};
+use oxten_runtime::error::{Error, Result};
+use oxten_runtime::iter::TensorIteratorConfig;
+use oxten_runtime::iter::GRAIN_SIZE;
+use oxten_runtime::iter::{assert_no_internal_overlap, get_overlap_status, MemOverlapStatus};
+use oxten_runtime::iter::{parallel_chunks, SendPtr};
+use oxten_runtime::match_dtype;
+use oxten_runtime::tensor::Tensor;
 
 /// `dst.copy_(src)`: `src` is broadcast to `dst`'s shape and converted to `dst`'s dtype (any pair
-/// of dtypes; see [`CastTo`](super::CastTo) for the rules), over arbitrary strides on both sides.
+/// of dtypes; see [`CastTo`](super::cast_loops::CastTo) for the rules), over arbitrary strides on both sides.
 ///
 /// * same dtype and same dense layout: one `memcpy` (split across threads when large);
 /// * meta tensors: shapes are checked, no data is touched;
@@ -20,13 +20,29 @@ use crate::tensor::Tensor;
 ///   without being the same elements, `src` is first copied to a temporary.
 ///
 /// ```
-/// use oxten_runtime::{iter::copy_, DType, Device, Tensor};
+/// use oxten_kernels::cpu::copy_;
+/// use oxten_runtime::{DType, Device, Tensor};
 /// let dst = Tensor::empty_strided(&[2, 2], &[2, 1], DType::I32, Device::Cpu).unwrap();
 /// copy_(&dst, &Tensor::from_vec(vec![2.7f32, -2.7], &[2]).unwrap()).unwrap();
 /// assert_eq!(dst.to_vec::<i32>().unwrap(), [2, -2, 2, -2]);
 /// ```
 pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
     if dst.is_same(src) {
+        return Ok(());
+    }
+    if dst.dim() == 0 && src.dim() == 0 && dst.device() == Device::Cpu && src.device() == Device::Cpu {
+        // A CPU scalar (the wrapped number of `x + 2.5`, a threshold, converted to an op's
+        // common dtype): converted directly, not through an iterator, which would cost several
+        // times the element-wise op itself.
+        match_dtype!(src.dtype(), S => match_dtype!(dst.dtype(), D => {
+            // SAFETY: a 0-dim CPU tensor's data pointer addresses its one element, of its dtype;
+            // the two are distinct tensors (checked above) with one element each, so even
+            // sharing a storage they are the same element or none.
+            unsafe {
+                let v = *(src.data_ptr() as *const S);
+                *(dst.data_ptr() as *mut D) = cast_elem::<S, D>(v);
+            }
+        }));
         return Ok(());
     }
     match (dst.device(), src.device()) {
@@ -94,35 +110,10 @@ fn memcpy_dense(dst: &Tensor, src: &Tensor) {
     if chunks <= 1 {
         run(0);
     } else {
-        crate::parallel::for_each(chunks, run);
+        oxten_runtime::parallel::for_each(chunks, run);
     }
     if deferred {
         // SAFETY: every element of `dst`, which is all of its storage, was written above.
         unsafe { dst.storage().assume_init() };
     }
-}
-
-/// `t.to(dtype)`: `t` itself when the dtype already matches, else a copy that keeps a dense
-/// layout (otherwise uses the suggested memory format).
-pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
-    if t.dtype() == dtype {
-        return Ok(t.clone());
-    }
-    if t.dim() == 0 && t.device() == Device::Cpu {
-        // A CPU scalar (the wrapped number of `x + 2.5`, a threshold): converted directly, not
-        // through a copy's iterator, which would cost several times the element-wise op itself.
-        return Ok(match_dtype!(t.dtype(), S => match_dtype!(dtype, D => {
-            // SAFETY: a 0-dim CPU tensor's data pointer addresses its one element, of its dtype.
-            let v = unsafe { *(t.data_ptr() as *const S) };
-            Tensor::scalar::<D>(cast_elem::<S, D>(v))
-        })));
-    }
-    let l = t.layout();
-    let out = if l.is_non_overlapping_and_dense() {
-        Tensor::empty_strided_deferred(&l.sizes, &l.strides, dtype, t.device())?
-    } else {
-        Tensor::empty_deferred(&l.sizes, dtype, t.device(), l.suggest_memory_format())?
-    };
-    copy_(&out, t)?;
-    Ok(out)
 }

@@ -1,8 +1,8 @@
 //! `copy_`: every dtype pair, strided/transposed destinations, broadcasting, overlap, meta.
 
 use half::{bf16, f16};
-use oxten_runtime::iter::{copy_, set_simd_level, simd_level, to_dtype, SimdLevel};
-use oxten_runtime::{DType, Device, ErrorKind, MemoryFormat, Tensor};
+use oxten::iter::{copy_, set_simd_level, simd_level, to_dtype, SimdLevel};
+use oxten::{DType, Device, ErrorKind, MemoryFormat, Tensor};
 
 fn empty(shape: &[i64], d: DType) -> Tensor {
     Tensor::empty(shape, d, Device::Cpu, MemoryFormat::Contiguous).unwrap()

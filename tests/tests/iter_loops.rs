@@ -2,12 +2,12 @@
 //! math, parallel execution, and the raw drivers.
 
 use half::{bf16, f16};
-use oxten_runtime::iter::{
+use oxten::iter::{
     binary_op_config, cpu_kernel_binary, cpu_kernel_binary_math, cpu_kernel_nullary, cpu_kernel_ternary,
     cpu_kernel_unary, cpu_kernel_unary_math, nullary_op_config, ternary_op_config, unary_op_config, StructuredOutputs,
     TensorIteratorConfig,
 };
-use oxten_runtime::{DType, Device, MemoryFormat, Tensor};
+use oxten::{DType, Device, MemoryFormat, Tensor};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 fn vals(n: i64) -> Vec<f32> {
@@ -107,10 +107,7 @@ fn unary_nullary_ternary() {
 /// hoisted scalars, and strided runs.
 #[test]
 fn reduced_precision_math() {
-    fn check<T: oxten_runtime::Element + oxten_runtime::iter::OpMath<Math = f32>>(
-        from: fn(f32) -> T,
-        to: fn(T) -> f32,
-    ) {
+    fn check<T: oxten::Element + oxten::iter::OpMath<Math = f32>>(from: fn(f32) -> T, to: fn(T) -> f32) {
         for (rows, cols) in [(2, 1000), (33, 7)] {
             let n = rows * cols;
             let raw: Vec<T> = vals(n).into_iter().map(from).collect();

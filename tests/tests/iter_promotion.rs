@@ -1,13 +1,13 @@
 //! Type promotion through TensorIterator, casting to outputs, and the structured output modes.
 
 use half::{bf16, f16};
-use oxten_runtime::iter::{
+use oxten::iter::{
     binary_float_op_config, binary_op_config, comparison_op_config, cpu_kernel_binary, cpu_kernel_binary_math,
     cpu_kernel_unary_math, unary_float_op_config, unary_op_config, OutputMode, StructuredOutputs,
 };
-use oxten_runtime::{DType, Device, ErrorKind, MemoryFormat, Scalar, Tensor};
+use oxten::{DType, Device, ErrorKind, MemoryFormat, Scalar, Tensor};
 
-fn functional_binary(a: &Tensor, b: &Tensor) -> (oxten_runtime::TensorIterator, StructuredOutputs) {
+fn functional_binary(a: &Tensor, b: &Tensor) -> (oxten::iter::TensorIterator, StructuredOutputs) {
     let mut outs = StructuredOutputs::functional(1);
     let iter = binary_op_config().add_input(a).add_input(b).build_structured(&mut outs).unwrap();
     (iter, outs)

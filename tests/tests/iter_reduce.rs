@@ -2,11 +2,11 @@
 //! parallel paths), generic reductions, and value+index reductions.
 
 use half::{bf16, f16};
-use oxten_runtime::iter::{
+use oxten::iter::{
     check_reduction_nonempty, make_reduction, reduce_kernel, reduce_with_index_kernel, reduction_output_shape,
     sum_kernel, to_dtype, StructuredOutputs,
 };
-use oxten_runtime::{DType, Device, MemoryFormat, Tensor};
+use oxten::{DType, Device, MemoryFormat, Tensor};
 
 /// Runs sum the way a structured `sum.dim_IntList` would: shape, set_output, iterator, kernel.
 fn sum(x: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Tensor {
@@ -247,7 +247,7 @@ fn generic_reduction_amax_and_prod() {
     assert_eq!(out.item::<bf16>().unwrap(), bf16::from_f32(4.5));
 }
 
-fn max_dim(x: &Tensor, dim: Option<i64>, keepdim: bool) -> oxten_runtime::Result<(Vec<f32>, Vec<i64>)> {
+fn max_dim(x: &Tensor, dim: Option<i64>, keepdim: bool) -> oxten::Result<(Vec<f32>, Vec<i64>)> {
     let shape = match dim {
         Some(d) => reduction_output_shape(&x.sizes(), Some(&[d]), keepdim)?.0,
         None => vec![],

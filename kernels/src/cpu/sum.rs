@@ -8,13 +8,13 @@
 //!   row-major matrix) rows are added into blocks of column accumulators, cascaded every 64 rows;
 //! * f16/bf16 are converted to f32 a block at a time.
 
-use super::iterator::TensorIterator;
 use super::opmath::ReducedFloat;
 use super::reduce_plan::{drive, ReducePlan};
 use super::simd;
-use crate::match_dtype;
-use crate::tensor::Element;
 use half::{bf16, f16};
+use oxten_runtime::iter::TensorIterator;
+use oxten_runtime::match_dtype;
+use oxten_runtime::tensor::Element;
 use std::mem::size_of;
 use std::ops::Range;
 
@@ -387,7 +387,7 @@ fn sum_typed<T: SumElem>(iter: &TensorIterator) {
     }
 }
 
-/// Sums input 0 into output 0 of a reduction iterator (see [`make_reduction`](super::make_reduction)).
+/// Sums input 0 into output 0 of a reduction iterator (see [`make_reduction`](oxten_runtime::iter::make_reduction)).
 /// Input and output must have the same dtype; empty reductions give 0.
 ///
 /// # Panics

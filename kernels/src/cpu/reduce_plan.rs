@@ -7,8 +7,8 @@
 //! threads, or, when there are few units and a long reduction, splits each unit's range and
 //! combines the partial results in order (deterministic for a fixed thread count).
 
-use super::iterator::{parallel_chunks, SendPtr, TensorIterator};
-use super::GRAIN_SIZE;
+use oxten_runtime::iter::GRAIN_SIZE;
+use oxten_runtime::iter::{parallel_chunks, SendPtr, TensorIterator};
 use std::ops::Range;
 
 pub(crate) struct ReducePlan {
@@ -129,7 +129,7 @@ pub(crate) fn drive<Acc: Send>(
         return;
     }
     let total = nunits.saturating_mul(nred.max(1));
-    let threads = crate::parallel::threads_now();
+    let threads = oxten_runtime::parallel::threads_now();
     let serial = parallel_chunks(total, GRAIN_SIZE) <= 1;
     if serial || nunits >= threads || nred < GRAIN_SIZE {
         let chunks = if serial { 1 } else { parallel_chunks(nunits, (GRAIN_SIZE / nred.max(1)).max(1)) };
@@ -142,7 +142,7 @@ pub(crate) fn drive<Acc: Send>(
         if chunks <= 1 {
             run(0);
         } else {
-            crate::parallel::for_each(chunks, run);
+            oxten_runtime::parallel::for_each(chunks, run);
         }
         return;
     }
@@ -150,7 +150,8 @@ pub(crate) fn drive<Acc: Send>(
     let chunks = parallel_chunks(nred, GRAIN_SIZE);
     let step = nred.div_ceil(chunks);
     for u in 0..nunits {
-        let parts: Vec<Acc> = crate::parallel::map(chunks, |c| partial(u, c * step..((c + 1) * step).min(nred)));
+        let parts: Vec<Acc> =
+            oxten_runtime::parallel::map(chunks, |c| partial(u, c * step..((c + 1) * step).min(nred)));
         let acc = parts.into_iter().reduce(combine).expect("at least one chunk");
         finish(u, acc);
     }

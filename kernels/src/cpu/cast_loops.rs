@@ -2,13 +2,13 @@
 //! loops `copy_` runs: a typed conversion loop per dtype pair, plain word copies for equal
 //! dtypes, and a cache-tiled path for 2-D transposes.
 
-use super::iterator::{parallel_chunks, SendPtr, TensorIterator};
 use super::opmath::ReducedFloat;
 use super::simd::{self, Map1};
-use super::GRAIN_SIZE;
-use crate::match_dtype;
-use crate::tensor::Element;
 use half::{bf16, f16};
+use oxten_runtime::iter::GRAIN_SIZE;
+use oxten_runtime::iter::{parallel_chunks, SendPtr, TensorIterator};
+use oxten_runtime::match_dtype;
+use oxten_runtime::tensor::Element;
 use std::mem::size_of;
 
 /// Conversion from `Self` to `D` with C's (PyTorch's `static_cast`) rules: float → int
@@ -212,7 +212,7 @@ fn tiled_copy<W: Copy>(iter: &TensorIterator) {
     if chunks <= 1 {
         run(0);
     } else {
-        crate::parallel::for_each(chunks, run);
+        oxten_runtime::parallel::for_each(chunks, run);
     }
     if deferred {
         // SAFETY: every element of the output was written above.

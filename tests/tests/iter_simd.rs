@@ -6,11 +6,11 @@
 //! at every level, so running them concurrently is fine.
 
 use half::{bf16, f16};
-use oxten_runtime::iter::{
+use oxten::iter::{
     binary_op_config, cpu_kernel_binary, cpu_kernel_binary_math, cpu_kernel_unary_math, detected_simd_level,
     set_simd_level, simd_level, to_dtype, unary_op_config, SimdLevel, StructuredOutputs,
 };
-use oxten_runtime::{DType, Tensor};
+use oxten::{DType, Tensor};
 
 const LEVELS: [SimdLevel; 3] = [SimdLevel::Default, SimdLevel::Avx2, SimdLevel::Avx512];
 
@@ -140,6 +140,6 @@ fn outputs_are_written_once_and_read_back_correctly() {
     }
     // An output that nobody writes (an empty kernel call never happens, but a deferred storage
     // read before any kernel) reads as zeros.
-    let t = Tensor::empty_deferred(&[1 << 20], DType::F32, oxten_runtime::Device::Cpu, Default::default()).unwrap();
+    let t = Tensor::empty_deferred(&[1 << 20], DType::F32, oxten::Device::Cpu, Default::default()).unwrap();
     assert!(t.to_vec::<f32>().unwrap().iter().all(|&v| v == 0.0));
 }

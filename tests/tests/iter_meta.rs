@@ -1,9 +1,9 @@
 //! TensorIterator on meta tensors: shapes, dtypes and errors as on CPU, no data touched.
 
-use oxten_runtime::iter::{
+use oxten::iter::{
     binary_op_config, cpu_kernel_binary, make_reduction, reduction_output_shape, sum_kernel, StructuredOutputs,
 };
-use oxten_runtime::{DType, Device, MemoryFormat, Scalar, Tensor};
+use oxten::{DType, Device, MemoryFormat, Scalar, Tensor};
 
 fn meta(shape: &[i64], d: DType) -> Tensor {
     Tensor::empty(shape, d, Device::Meta, MemoryFormat::Contiguous).unwrap()

@@ -1,11 +1,11 @@
 //! `OpMath`: the type elementwise arithmetic runs in (`opmath_type`): f32 for f16/bf16, the
 //! element type itself otherwise.
 
-use super::iterator::TensorIterator;
 use super::loops;
-use crate::tensor::Element;
 use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
+use oxten_runtime::iter::TensorIterator;
+use oxten_runtime::tensor::Element;
 
 /// An element type together with the type its arithmetic is carried out in.
 ///

@@ -1,10 +1,8 @@
 //! TensorIterator broadcasting, element values over arbitrary layouts, coalescing, and the
 //! output-stride rules, checked against naive index-based references.
 
-use oxten_runtime::iter::{
-    binary_op_config, cpu_kernel_binary, StructuredOutputs, TensorIterator, TensorIteratorConfig,
-};
-use oxten_runtime::{DType, Device, ErrorKind, MemoryFormat, Tensor};
+use oxten::iter::{binary_op_config, cpu_kernel_binary, StructuredOutputs, TensorIterator, TensorIteratorConfig};
+use oxten::{DType, Device, ErrorKind, MemoryFormat, Tensor};
 use proptest::prelude::*;
 
 /// numpy's broadcasting rule, written independently of the library.
@@ -41,7 +39,7 @@ fn make_input(shape: &[i64], full: &[i64], kind: u8, dtype: DType) -> Tensor {
         let v: Vec<f64> = (0..n).map(|i| (i * 3 - 7) as f64).collect();
         let t = Tensor::from_vec(v, sizes).unwrap();
         let out = Tensor::empty(sizes, dtype, Device::Cpu, MemoryFormat::Contiguous).unwrap();
-        oxten_runtime::iter::copy_(&out, &t).unwrap();
+        oxten::iter::copy_(&out, &t).unwrap();
         out
     };
     match kind {

@@ -1,7 +1,7 @@
 //! TensorIterator error cases: broadcasting, overlap, in-place shapes, operand order, devices.
 
-use oxten_runtime::iter::{binary_op_config, cpu_kernel_binary, StructuredOutputs, TensorIteratorConfig};
-use oxten_runtime::{DType, Device, ErrorKind, MemoryFormat, Tensor};
+use oxten::iter::{binary_op_config, cpu_kernel_binary, StructuredOutputs, TensorIteratorConfig};
+use oxten::{DType, Device, ErrorKind, MemoryFormat, Tensor};
 
 fn f32s(v: &[f32], shape: &[i64]) -> Tensor {
     Tensor::from_vec(v.to_vec(), shape).unwrap()
