@@ -63,9 +63,6 @@ fn allany_meta(name: &str, outs: &mut StructuredOutputs, self_: &Tensor, dims: D
 
 /// `allany_impl`: the reduction of `self_` into `out` (shaped by the meta function).
 fn allany_impl(self_: &Tensor, dims: Dims, keepdim: bool, out: &Tensor, is_all: bool) -> Result<()> {
-    if self_.is_meta() || out.is_meta() {
-        return Ok(());
-    }
     if self_.numel() == 1 {
         // One element: its truth value, whatever the dims (PyTorch's fast path).
         let b = to_dtype(self_, DType::Bool)?;

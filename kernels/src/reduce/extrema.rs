@@ -105,17 +105,21 @@ fn check_nonempty(op: &str, self_: &Tensor) -> Result<()> {
     Ok(())
 }
 
+/// The 0-dim result of `min()` / `max()` over every element, checked: the Meta kernels' work.
+fn extremum_meta(op: &str, self_: &Tensor) -> Result<Tensor> {
+    check_nonempty(op, self_)?;
+    Tensor::empty(&[], self_.dtype(), self_.device(), MemoryFormat::Contiguous)
+}
+
 /// The extremum of every element, as a 0-dim tensor of the input's dtype (NaN propagates).
 fn extremum(op: &str, self_: &Tensor, is_max: bool) -> Result<Tensor> {
-    check_nonempty(op, self_)?;
-    let out = Tensor::empty(&[], self_.dtype(), self_.device(), MemoryFormat::Contiguous)?;
+    let out = extremum_meta(op, self_)?;
     amax_amin_into(self_, &[], false, &out, is_max)?;
     Ok(out)
 }
 
-/// `min(self, out=out)` / `max(self, out=out)`: `out` becomes 0-dim and receives the extremum
-/// converted to its dtype (which the input's dtype must be castable to).
-fn extremum_out(op: &str, self_: &Tensor, out: &Tensor, is_max: bool) -> Result<Tensor> {
+/// The checks of `min(self, out=out)` / `max(self, out=out)`, and `out` made 0-dim.
+fn extremum_out_meta(op: &str, self_: &Tensor, out: &Tensor) -> Result<Tensor> {
     if self_.device() != out.device() {
         return Err(Error::device(format!(
             "{op}(): expected out to be on device {}, but got {}",
@@ -132,9 +136,13 @@ fn extremum_out(op: &str, self_: &Tensor, out: &Tensor, is_max: bool) -> Result<
     }
     resize_output(out, &[])?;
     check_nonempty(op, self_)?;
-    if self_.is_meta() {
-        return Ok(out.clone());
-    }
+    Ok(out.clone())
+}
+
+/// `min(self, out=out)` / `max(self, out=out)`: `out` becomes 0-dim and receives the extremum
+/// converted to its dtype (which the input's dtype must be castable to).
+fn extremum_out(op: &str, self_: &Tensor, out: &Tensor, is_max: bool) -> Result<Tensor> {
+    extremum_out_meta(op, self_, out)?;
     if out.dtype() == self_.dtype() {
         amax_amin_into(self_, &[], false, out, is_max)?;
     } else {
@@ -151,7 +159,7 @@ impl MinCpu for Cpu {
 
 impl MinMeta for Meta {
     fn min(self_: &Tensor) -> Result<Tensor> {
-        extremum("min", self_, false)
+        extremum_meta("min", self_)
     }
 }
 
@@ -163,7 +171,7 @@ impl MaxCpu for Cpu {
 
 impl MaxMeta for Meta {
     fn max(self_: &Tensor) -> Result<Tensor> {
-        extremum("max", self_, true)
+        extremum_meta("max", self_)
     }
 }
 
@@ -175,7 +183,7 @@ impl MinUnaryOutCpu for Cpu {
 
 impl MinUnaryOutMeta for Meta {
     fn min_unary_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-        extremum_out("min", self_, out, false)
+        extremum_out_meta("min", self_, out)
     }
 }
 
@@ -187,6 +195,6 @@ impl MaxUnaryOutCpu for Cpu {
 
 impl MaxUnaryOutMeta for Meta {
     fn max_unary_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-        extremum_out("max", self_, out, true)
+        extremum_out_meta("max", self_, out)
     }
 }

@@ -56,32 +56,29 @@ fn prod_loop<T: ProdElem>(iter: &crate::iter::TensorIterator) {
 /// The product of `self_` over `dim` (`None`: every dim) into `out`, which has the reduction
 /// shape already; computed in `out`'s dtype.
 fn prod_into(self_: &Tensor, dim: Option<&[i64]>, keepdim: bool, out: &Tensor) -> Result<()> {
-    if self_.is_meta() || out.is_meta() {
-        return Ok(());
-    }
     let input = to_dtype(self_, out.dtype())?;
     let iter = make_reduction(out, &input, dim, keepdim)?;
     match_dtype!(out.dtype(), T => prod_loop::<T>(&iter));
     Ok(())
 }
 
-/// `prod(self, dtype)`: a 0-dim result.
-fn prod_all(self_: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
+/// `prod(self, dtype)`'s result: 0-dim, in the dtype `sum` would use.
+fn prod_all_output(self_: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
     let out_dtype = infer_out_dtype(self_, dtype, None);
-    let out = Tensor::empty(&[], out_dtype, self_.device(), MemoryFormat::Contiguous)?;
-    prod_into(self_, None, false, &out)?;
-    Ok(out)
+    Tensor::empty(&[], out_dtype, self_.device(), MemoryFormat::Contiguous)
 }
 
 impl ProdCpu for Cpu {
     fn prod(self_: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
-        prod_all(self_, dtype)
+        let out = prod_all_output(self_, dtype)?;
+        prod_into(self_, None, false, &out)?;
+        Ok(out)
     }
 }
 
 impl ProdMeta for Meta {
     fn prod(self_: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
-        prod_all(self_, dtype)
+        prod_all_output(self_, dtype)
     }
 }
 

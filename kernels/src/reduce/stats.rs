@@ -125,9 +125,6 @@ fn stat_into(
     correction: f64,
 ) -> Result<()> {
     let iter = make_reduction(out, input, dim, keepdim)?;
-    if iter.is_meta() {
-        return Ok(());
-    }
     macro_rules! run {
         ($t:ty) => {{
             type T = $t;
@@ -202,15 +199,8 @@ fn new_output(self_: &Tensor, dim: Option<&[i64]>, keepdim: bool) -> Result<Tens
     Tensor::empty(&shape, self_.dtype(), self_.device(), MemoryFormat::Contiguous)
 }
 
-/// `var` / `std` into `out` (the `out=` overloads, and the functional ones with a fresh `out`).
-fn std_var_out(
-    self_: &Tensor,
-    dim: Option<&[i64]>,
-    correction: Option<Scalar>,
-    keepdim: bool,
-    out: &Tensor,
-    take_sqrt: bool,
-) -> Result<Tensor> {
+/// The checks and the output shape of `var` / `std` into `out`: all the Meta kernels do.
+fn std_var_out_meta(self_: &Tensor, dim: Option<&[i64]>, keepdim: bool, out: &Tensor) -> Result<()> {
     check_floating("std and var", self_)?;
     if !can_cast(self_.dtype(), out.dtype()) {
         return Err(Error::dtype(format!(
@@ -220,14 +210,31 @@ fn std_var_out(
         )));
     }
     let (shape, _) = reduction_output_shape(&self_.sizes(), dim, keepdim)?;
-    resize_output(out, &shape)?;
-    if self_.is_meta() || out.is_meta() {
-        return Ok(out.clone());
-    }
+    resize_output(out, &shape)
+}
+
+/// `var` / `std` into `out` (the `out=` overloads, and the functional ones with a fresh `out`).
+fn std_var_out(
+    self_: &Tensor,
+    dim: Option<&[i64]>,
+    correction: Option<Scalar>,
+    keepdim: bool,
+    out: &Tensor,
+    take_sqrt: bool,
+) -> Result<Tensor> {
+    std_var_out_meta(self_, dim, keepdim, out)?;
     let input = to_dtype(self_, out.dtype())?;
     let stat = if take_sqrt { Stat::Std } else { Stat::Var };
     stat_into(&input, dim, keepdim, out, stat, correction_value(correction))?;
     Ok(out.clone())
+}
+
+/// The functional `var` / `std`'s result, checked and shaped (the Meta kernels' whole work).
+fn std_var_meta(self_: &Tensor, dim: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+    check_floating("std and var", self_)?;
+    let out = new_output(self_, dim, keepdim)?;
+    std_var_out_meta(self_, dim, keepdim, &out)?;
+    Ok(out)
 }
 
 fn std_var(
@@ -237,14 +244,21 @@ fn std_var(
     keepdim: bool,
     take_sqrt: bool,
 ) -> Result<Tensor> {
-    check_floating("std and var", self_)?;
-    let out = new_output(self_, dim, keepdim)?;
-    std_var_out(self_, dim, correction, keepdim, &out, take_sqrt)
+    let out = std_var_meta(self_, dim, keepdim)?;
+    let input = to_dtype(self_, out.dtype())?;
+    let stat = if take_sqrt { Stat::Std } else { Stat::Var };
+    stat_into(&input, dim, keepdim, &out, stat, correction_value(correction))?;
+    Ok(out)
 }
 
-/// `var_mean` / `std_mean`: the first output is the variance (or standard deviation), the second
-/// the mean, both of the input's dtype. The Welford pass gives the first, a plain f64 sum the
-/// second.
+/// `var_mean` / `std_mean`'s two results, checked and shaped: the variance (or standard
+/// deviation) and the mean, both of the input's dtype.
+fn std_var_mean_meta(what: &str, self_: &Tensor, dim: Option<&[i64]>, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    check_floating(what, self_)?;
+    Ok((new_output(self_, dim, keepdim)?, new_output(self_, dim, keepdim)?))
+}
+
+/// `var_mean` / `std_mean`: the Welford pass gives the first result, a plain f64 sum the second.
 fn std_var_mean(
     what: &str,
     self_: &Tensor,
@@ -253,14 +267,10 @@ fn std_var_mean(
     keepdim: bool,
     take_sqrt: bool,
 ) -> Result<(Tensor, Tensor)> {
-    check_floating(what, self_)?;
-    let first = new_output(self_, dim, keepdim)?;
-    let mean = new_output(self_, dim, keepdim)?;
-    if !self_.is_meta() {
-        let stat = if take_sqrt { Stat::Std } else { Stat::Var };
-        stat_into(self_, dim, keepdim, &first, stat, correction_value(correction))?;
-        stat_into(self_, dim, keepdim, &mean, Stat::Mean, 0.0)?;
-    }
+    let (first, mean) = std_var_mean_meta(what, self_, dim, keepdim)?;
+    let stat = if take_sqrt { Stat::Std } else { Stat::Var };
+    stat_into(self_, dim, keepdim, &first, stat, correction_value(correction))?;
+    stat_into(self_, dim, keepdim, &mean, Stat::Mean, 0.0)?;
     Ok((first, mean))
 }
 
@@ -271,8 +281,8 @@ impl VarCpu for Cpu {
 }
 
 impl VarMeta for Meta {
-    fn var(self_: &Tensor, dim: Option<&[i64]>, correction: Option<Scalar>, keepdim: bool) -> Result<Tensor> {
-        std_var(self_, dim, correction, keepdim, false)
+    fn var(self_: &Tensor, dim: Option<&[i64]>, _correction: Option<Scalar>, keepdim: bool) -> Result<Tensor> {
+        std_var_meta(self_, dim, keepdim)
     }
 }
 
@@ -292,11 +302,12 @@ impl VarOutMeta for Meta {
     fn var_out(
         self_: &Tensor,
         dim: Option<&[i64]>,
-        correction: Option<Scalar>,
+        _correction: Option<Scalar>,
         keepdim: bool,
         out: &Tensor,
     ) -> Result<Tensor> {
-        std_var_out(self_, dim, correction, keepdim, out, false)
+        std_var_out_meta(self_, dim, keepdim, out)?;
+        Ok(out.clone())
     }
 }
 
@@ -307,8 +318,8 @@ impl StdCpu for Cpu {
 }
 
 impl StdMeta for Meta {
-    fn std(self_: &Tensor, dim: Option<&[i64]>, correction: Option<Scalar>, keepdim: bool) -> Result<Tensor> {
-        std_var(self_, dim, correction, keepdim, true)
+    fn std(self_: &Tensor, dim: Option<&[i64]>, _correction: Option<Scalar>, keepdim: bool) -> Result<Tensor> {
+        std_var_meta(self_, dim, keepdim)
     }
 }
 
@@ -328,11 +339,12 @@ impl StdOutMeta for Meta {
     fn std_out(
         self_: &Tensor,
         dim: Option<&[i64]>,
-        correction: Option<Scalar>,
+        _correction: Option<Scalar>,
         keepdim: bool,
         out: &Tensor,
     ) -> Result<Tensor> {
-        std_var_out(self_, dim, correction, keepdim, out, true)
+        std_var_out_meta(self_, dim, keepdim, out)?;
+        Ok(out.clone())
     }
 }
 
@@ -351,10 +363,10 @@ impl VarMeanMeta for Meta {
     fn var_mean(
         self_: &Tensor,
         dim: Option<&[i64]>,
-        correction: Option<Scalar>,
+        _correction: Option<Scalar>,
         keepdim: bool,
     ) -> Result<(Tensor, Tensor)> {
-        std_var_mean("var_mean", self_, dim, correction, keepdim, false)
+        std_var_mean_meta("var_mean", self_, dim, keepdim)
     }
 }
 
@@ -373,9 +385,9 @@ impl StdMeanMeta for Meta {
     fn std_mean(
         self_: &Tensor,
         dim: Option<&[i64]>,
-        correction: Option<Scalar>,
+        _correction: Option<Scalar>,
         keepdim: bool,
     ) -> Result<(Tensor, Tensor)> {
-        std_var_mean("std_mean", self_, dim, correction, keepdim, true)
+        std_var_mean_meta("std_mean", self_, dim, keepdim)
     }
 }
