@@ -4,7 +4,7 @@
 use super::bf16_gemm::widen;
 use super::engine::{self, Dims, Operand};
 use super::{not_implemented, resize_output};
-use crate::generated::decls::{DotCpu, DotMeta, DotOutCompositeExplicit, MvCompositeExplicit, MvOutCompositeExplicit};
+use crate::generated::decls::{DotCpu, DotMeta, DotOutCompositeExplicit, MvCpu, MvMeta, MvOutCpu, MvOutMeta};
 use crate::iter::{copy_, get_overlap_status, has_internal_overlap, scalar_type_name, MemOverlap, MemOverlapStatus};
 use crate::math::Element;
 use crate::{Composite, Cpu, Meta};
@@ -234,7 +234,7 @@ impl DotOutCompositeExplicit for Composite {
 // ---------------------------------------------------------------------------------------------
 
 /// PyTorch's `addmv` checks for `mv(mat, vec)` with a result of dtype `result`, in its order:
-/// ranks, sizes, dtypes, then the CPU kernel's bool rejection.
+/// ranks, sizes, dtypes (the CPU kernel then rejects bool: [`cpu_dtype_check`]).
 fn mv_check(mat: &Tensor, vec: &Tensor, result: DType) -> Result<()> {
     if mat.dim() != 2 || vec.dim() != 1 {
         return Err(Error::runtime(format!("vector + matrix @ vector expected, got 1, {}, {}", mat.dim(), vec.dim())));
@@ -251,7 +251,12 @@ fn mv_check(mat: &Tensor, vec: &Tensor, result: DType) -> Result<()> {
             scalar_type_name(vec.dtype())
         )));
     }
-    if mat.dtype() == DType::Bool && !mat.is_meta() {
+    Ok(())
+}
+
+/// The CPU kernel's bool rejection, after the shared checks and before any output is touched.
+fn cpu_dtype_check(mat: &Tensor) -> Result<()> {
+    if mat.dtype() == DType::Bool {
         return Err(not_implemented("addmv_impl_cpu", DType::Bool));
     }
     Ok(())
@@ -261,7 +266,7 @@ fn mv_check(mat: &Tensor, vec: &Tensor, result: DType) -> Result<()> {
 /// with `vec` as a one-column matrix; staged through a fresh vector if `out` overlaps itself or
 /// an input.
 fn mv_into(out: &Tensor, mat: &Tensor, vec: &Tensor) -> Result<()> {
-    if out.is_meta() || out.numel() == 0 {
+    if out.numel() == 0 {
         return Ok(());
     }
     let apart = has_internal_overlap(out) == MemOverlap::No
@@ -297,21 +302,49 @@ fn mv_into(out: &Tensor, mat: &Tensor, vec: &Tensor) -> Result<()> {
     Ok(())
 }
 
-impl MvCompositeExplicit for Composite {
-    /// `mat @ vec`: a contiguous `[m]` vector of `vec`'s dtype.
+/// `mat @ vec`'s result, checked: a contiguous `[m]` vector of `vec`'s dtype.
+fn mv_output(self_: &Tensor, vec: &Tensor, cpu: bool) -> Result<Tensor> {
+    mv_check(self_, vec, vec.dtype())?;
+    if cpu {
+        cpu_dtype_check(self_)?;
+    }
+    Tensor::empty_deferred(&[self_.sizes()[0]], vec.dtype(), self_.device(), MemoryFormat::Contiguous)
+}
+
+/// `mv(out=)`'s checks, and `out` resized.
+fn mv_out_checked(self_: &Tensor, vec: &Tensor, out: &Tensor, cpu: bool) -> Result<()> {
+    mv_check(self_, vec, out.dtype())?;
+    if cpu {
+        cpu_dtype_check(self_)?;
+    }
+    resize_output(out, &[self_.sizes()[0]])
+}
+
+impl MvCpu for Cpu {
     fn mv(self_: &Tensor, vec: &Tensor) -> Result<Tensor> {
-        mv_check(self_, vec, vec.dtype())?;
-        let out = Tensor::empty_deferred(&[self_.sizes()[0]], vec.dtype(), self_.device(), MemoryFormat::Contiguous)?;
+        let out = mv_output(self_, vec, true)?;
         mv_into(&out, self_, vec)?;
         Ok(out)
     }
 }
 
-impl MvOutCompositeExplicit for Composite {
+impl MvMeta for Meta {
+    fn mv(self_: &Tensor, vec: &Tensor) -> Result<Tensor> {
+        mv_output(self_, vec, false)
+    }
+}
+
+impl MvOutCpu for Cpu {
     fn mv_out(self_: &Tensor, vec: &Tensor, out: &Tensor) -> Result<Tensor> {
-        mv_check(self_, vec, out.dtype())?;
-        resize_output(out, &[self_.sizes()[0]])?;
+        mv_out_checked(self_, vec, out, true)?;
         mv_into(out, self_, vec)?;
+        Ok(out.clone())
+    }
+}
+
+impl MvOutMeta for Meta {
+    fn mv_out(self_: &Tensor, vec: &Tensor, out: &Tensor) -> Result<Tensor> {
+        mv_out_checked(self_, vec, out, false)?;
         Ok(out.clone())
     }
 }

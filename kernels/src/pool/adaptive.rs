@@ -194,10 +194,15 @@ macro_rules! float_only {
     };
 }
 
-fn adaptive_avg_pool2d_impl(input: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+/// The checked output of `adaptive_avg_pool2d` and its memory format (the Meta kernel's work).
+fn adaptive_avg_pool2d_output(input: &Tensor, output_size: &[i64]) -> Result<(Tensor, MemoryFormat)> {
     let (out_sizes, format) = setup(input, output_size)?;
-    let y = Tensor::empty_deferred(&out_sizes, input.dtype(), input.device(), format)?;
-    if y.numel() == 0 || input.is_meta() {
+    Ok((Tensor::empty_deferred(&out_sizes, input.dtype(), input.device(), format)?, format))
+}
+
+fn adaptive_avg_pool2d_impl(input: &Tensor, output_size: &[i64]) -> Result<Tensor> {
+    let (y, format) = adaptive_avg_pool2d_output(input, output_size)?;
+    if y.numel() == 0 {
         return Ok(y);
     }
     let d = dims(input, output_size[0], output_size[1]);
@@ -216,7 +221,7 @@ impl AdaptiveAvgPool2dCpuCpu for Cpu {
 
 impl AdaptiveAvgPool2dMetaMeta for Meta {
     fn adaptive_avg_pool2d_meta(self_: &Tensor, output_size: &[i64]) -> Result<Tensor> {
-        adaptive_avg_pool2d_impl(self_, output_size)
+        Ok(adaptive_avg_pool2d_output(self_, output_size)?.0)
     }
 }
 
@@ -315,10 +320,16 @@ fn adaptive_backward<E: PoolElem>(go: &Tensor, gi: &Tensor, d: Dims, format: Mem
     Ok(())
 }
 
-fn adaptive_backward_impl(grad_output: &Tensor, input: &Tensor) -> Result<Tensor> {
+/// The checked input gradient of `adaptive_avg_pool2d` and its memory format (the Meta
+/// kernel's work).
+fn adaptive_backward_output(grad_output: &Tensor, input: &Tensor) -> Result<(Tensor, MemoryFormat)> {
     let format = backward_setup(grad_output, input)?;
-    let gi = Tensor::empty(&input.sizes(), input.dtype(), input.device(), format)?;
-    if gi.numel() == 0 || input.is_meta() {
+    Ok((Tensor::empty(&input.sizes(), input.dtype(), input.device(), format)?, format))
+}
+
+fn adaptive_backward_impl(grad_output: &Tensor, input: &Tensor) -> Result<Tensor> {
+    let (gi, format) = adaptive_backward_output(grad_output, input)?;
+    if gi.numel() == 0 {
         return Ok(gi);
     }
     let nd = grad_output.dim();
@@ -336,6 +347,6 @@ impl AdaptiveAvgPool2dBackwardCpuCpu for Cpu {
 
 impl AdaptiveAvgPool2dBackwardMetaMeta for Meta {
     fn adaptive_avg_pool2d_backward_meta(grad_output: &Tensor, self_: &Tensor) -> Result<Tensor> {
-        adaptive_backward_impl(grad_output, self_)
+        Ok(adaptive_backward_output(grad_output, self_)?.0)
     }
 }
