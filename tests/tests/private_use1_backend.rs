@@ -133,12 +133,16 @@ fn empty_strided(
     Tensor::empty_strided(size, stride, dtype.unwrap_or(DType::F32), device.unwrap_or(DEV))
 }
 
+/// Same-device copies the backend's `copy_` made.
+static DEVICE_COPIES: AtomicUsize = AtomicUsize::new(0);
+
 fn copy_(dst: &Tensor, src: &Tensor, non_blocking: bool) -> Result<Tensor> {
     if dst.device() != src.device() {
         alloc::copy_between(dst, src, non_blocking)?;
     } else {
         check_f32("copy_", dst)?;
         check_f32("copy_", src)?;
+        DEVICE_COPIES.fetch_add(1, Ordering::Relaxed);
         write(dst, &read(&src.expand(&dst.sizes())));
     }
     Ok(dst.clone())
@@ -348,6 +352,21 @@ fn an_mlp_trains_on_a_second_backend_with_the_cpus_results() {
         assert_eq!(g.sizes(), want.sizes());
         assert!(close(&host(g), &want.to_vec::<f32>().unwrap()), "{:?} vs {:?}", host(g), want.to_vec::<f32>());
     }
+}
+
+#[test]
+fn composite_operators_run_on_the_backend_through_its_kernels() {
+    register_backend();
+    // `repeat` is CompositeExplicitAutograd: it allocates with the backend's `empty` and writes
+    // through the backend's `copy_`, and never touches the memory itself.
+    let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).unwrap();
+    let on_device = t.to_device(DEV);
+    let copies = DEVICE_COPIES.load(Ordering::Relaxed);
+    let r = on_device.repeat(&[2, 2]);
+    assert!(DEVICE_COPIES.load(Ordering::Relaxed) > copies, "repeat wrote through the backend's copy_");
+    assert_eq!(r.device(), DEV);
+    assert_eq!(r.sizes()[..], [2, 6]);
+    assert_eq!(r.cpu().to_vec::<f32>().unwrap(), t.repeat(&[2, 2]).to_vec::<f32>().unwrap());
 }
 
 #[test]

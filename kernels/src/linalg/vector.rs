@@ -224,7 +224,7 @@ impl DotOutCompositeExplicit for Composite {
             )));
         }
         let r = self_.try_dot(tensor)?;
-        copy_(out, &r)?;
+        oxten_runtime::ops::copy_::call(out, &r, false)?;
         Ok(out.clone())
     }
 }

@@ -2,7 +2,6 @@
 
 use crate::generated::decls::{FlipCpu, FlipMeta, RepeatCompositeExplicit, RollCpu, RollMeta};
 use crate::index::common::{for_each_row, match_size, Ptr};
-use crate::iter::copy_;
 use crate::views::check_sizes_nonnegative;
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::{ops, wrap_dim, Error, MemoryFormat, Result, Tensor};
@@ -27,7 +26,7 @@ impl RepeatCompositeExplicit for Composite {
         let target: Vec<i64> = padded.iter().zip(repeats).map(|(&p, &r)| p * r).collect();
         check_sizes_nonnegative(&target)?;
         let result = ops::empty::call(&target, Some(self_.dtype()), None, Some(self_.device()), None, None)?;
-        if repeats.contains(&0) || result.numel() == 0 || result.is_meta() {
+        if repeats.contains(&0) || result.numel() == 0 {
             return Ok(result);
         }
         let rs = result.strides();
@@ -41,7 +40,8 @@ impl RepeatCompositeExplicit for Composite {
         }
         let dst = result.alias_with_layout(&u_sizes, &u_strides, 0)?;
         let src = self_.alias_with_layout(&u_sizes, &x_strides, self_.storage_offset())?;
-        copy_(&dst, &src)?;
+        // Through the dispatcher: a composite runs on every backend, each with its own copy_.
+        ops::copy_::call(&dst, &src, false)?;
         Ok(result)
     }
 }
