@@ -400,7 +400,7 @@ fn index_put_(self_: &Tensor, indices: &[Option<Tensor>], values: &Tensor, accum
     check_too_many(self_, indices)?;
     if !accumulate {
         if let Some(mask) = masked_fill_mask(self_, indices, values)? {
-            return masked_fill_(self_, &mask, Some(item_scalar(values)?));
+            return masked_fill_(self_, &mask, item_scalar(values)?);
         }
     }
     assert_no_overlap(self_, values)?;

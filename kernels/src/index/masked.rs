@@ -6,7 +6,7 @@ use crate::generated::decls::{
     MaskedFillInplaceScalarCpu, MaskedFillInplaceScalarMeta, MaskedFillInplaceTensorCpu, MaskedFillInplaceTensorMeta,
     MaskedFillScalarCompositeExplicit, MaskedFillTensorCompositeExplicit,
 };
-use crate::iter::{infer_size, to_dtype, TensorIteratorConfig};
+use crate::iter::{infer_size, to_dtype, TensorIterator, TensorIteratorConfig};
 use crate::logical::promote::FromScalar;
 use crate::pointwise::type_meta_name;
 use crate::{Composite, Cpu, Meta};
@@ -28,25 +28,8 @@ pub(crate) fn item_scalar(t: &Tensor) -> Result<Scalar> {
 /// partial overlap between them, then `value` (converted to `self`'s dtype with overflow
 /// checks) written where the mask is true. Writing into an expanded `self` is allowed (PyTorch
 /// only warns).
-pub(crate) fn masked_fill_(self_: &Tensor, mask: &Tensor, value: Option<Scalar>) -> Result<()> {
-    if mask.dtype() != DType::Bool {
-        return Err(Error::dtype(format!(
-            "masked_fill_ only supports boolean masks, but got mask with dtype {}",
-            type_meta_name(mask.dtype())
-        )));
-    }
-    assert_no_partial_overlap(self_, mask)?;
-    let iter = TensorIteratorConfig::new()
-        .check_mem_overlap(false)
-        .check_all_same_dtype(false)
-        .resize_outputs(false)
-        .add_output(self_)
-        .add_input(mask)
-        .build()?;
-    let Some(value) = value else { return Ok(()) };
-    if iter.is_meta() {
-        return Ok(());
-    }
+pub(crate) fn masked_fill_(self_: &Tensor, mask: &Tensor, value: Scalar) -> Result<()> {
+    let iter = masked_fill_iter(self_, mask)?;
     match_dtype!(self_.dtype(), T => {
         let v = <T as FromScalar>::from_scalar(value)?;
         iter.for_each(
@@ -72,46 +55,62 @@ pub(crate) fn masked_fill_(self_: &Tensor, mask: &Tensor, value: Option<Scalar>)
     Ok(())
 }
 
-/// `masked_fill_.Tensor`'s value: a 0-dim tensor (read only on the CPU).
-fn tensor_value(value: &Tensor) -> Result<Option<Scalar>> {
+/// The checks of `masked_fill_` and its iterator over `self` and the mask (all the Meta kernels
+/// do).
+fn masked_fill_iter(self_: &Tensor, mask: &Tensor) -> Result<TensorIterator> {
+    if mask.dtype() != DType::Bool {
+        return Err(Error::dtype(format!(
+            "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+            type_meta_name(mask.dtype())
+        )));
+    }
+    assert_no_partial_overlap(self_, mask)?;
+    TensorIteratorConfig::new()
+        .check_mem_overlap(false)
+        .check_all_same_dtype(false)
+        .resize_outputs(false)
+        .add_output(self_)
+        .add_input(mask)
+        .build()
+}
+
+/// `masked_fill_.Tensor`'s value must be a 0-dim tensor (read only on the CPU).
+fn check_tensor_value(value: &Tensor) -> Result<()> {
     if value.dim() != 0 {
         return Err(Error::value(format!(
             "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
             value.dim()
         )));
     }
-    if value.is_meta() {
-        return Ok(None);
-    }
-    item_scalar(value).map(Some)
+    Ok(())
 }
 
 impl MaskedFillInplaceScalarCpu for Cpu {
     fn masked_fill_inplace_scalar(self_: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
-        masked_fill_(self_, mask, Some(value))?;
+        masked_fill_(self_, mask, value)?;
         Ok(self_.clone())
     }
 }
 
 impl MaskedFillInplaceScalarMeta for Meta {
-    fn masked_fill_inplace_scalar(self_: &Tensor, mask: &Tensor, value: Scalar) -> Result<Tensor> {
-        masked_fill_(self_, mask, Some(value))?;
+    fn masked_fill_inplace_scalar(self_: &Tensor, mask: &Tensor, _value: Scalar) -> Result<Tensor> {
+        masked_fill_iter(self_, mask)?;
         Ok(self_.clone())
     }
 }
 
 impl MaskedFillInplaceTensorCpu for Cpu {
     fn masked_fill_inplace_tensor(self_: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
-        let v = tensor_value(value)?;
-        masked_fill_(self_, mask, v)?;
+        check_tensor_value(value)?;
+        masked_fill_(self_, mask, item_scalar(value)?)?;
         Ok(self_.clone())
     }
 }
 
 impl MaskedFillInplaceTensorMeta for Meta {
     fn masked_fill_inplace_tensor(self_: &Tensor, mask: &Tensor, value: &Tensor) -> Result<Tensor> {
-        let v = tensor_value(value)?;
-        masked_fill_(self_, mask, v)?;
+        check_tensor_value(value)?;
+        masked_fill_iter(self_, mask)?;
         Ok(self_.clone())
     }
 }

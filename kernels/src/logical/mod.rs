@@ -2,9 +2,8 @@
 //!
 //! Neither operator is structured in PyTorch, so these are plain kernels: they compute the
 //! result dtype themselves, hand the `out=` tensor to a [`TensorIterator`] (which resizes it to
-//! the broadcast shape) and run a typed loop. The same code serves the CPU and Meta keys; on
-//! meta tensors the iterator is built (shapes and dtypes checked, outputs resized) and no data
-//! is touched.
+//! the broadcast shape) and run a typed loop. The Meta kernels build the same iterator (shapes
+//! and dtypes checked, outputs resized) and stop there.
 
 pub(crate) mod promote;
 
@@ -38,10 +37,10 @@ fn to_device_if_cpu_scalar(t: Tensor, device: Device) -> Result<Tensor> {
     Ok(t)
 }
 
-/// `where(condition, self, other, out=out)`: `self` and `other` are converted to their result
-/// type, which `out` must already have; the three inputs broadcast together and `out` is
-/// resized to the broadcast shape.
-fn where_into(condition: &Tensor, self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<()> {
+/// The iterator of `where(condition, self, other, out=out)` and the result type: `self` and
+/// `other` are converted to their result type, which `out` must already have; the three inputs
+/// broadcast together and `out` is resized to the broadcast shape. All the Meta kernels do.
+fn where_iter(condition: &Tensor, self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<(TensorIterator, DType)> {
     let rt = result_type(&[Arg::Tensor(self_), Arg::Tensor(other)]);
     if out.dtype() != rt {
         return Err(Error::dtype(format!(
@@ -70,31 +69,36 @@ fn where_into(condition: &Tensor, self_: &Tensor, other: &Tensor, out: &Tensor) 
         .add_input(&a)
         .add_input(&b)
         .build()?;
-    if iter.is_meta() {
-        return Ok(());
-    }
+    Ok((iter, rt))
+}
+
+/// `where(condition, self, other, out=out)` on the CPU: the iterator, then the select loop.
+fn where_into(condition: &Tensor, self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<()> {
+    let (iter, rt) = where_iter(condition, self_, other, out)?;
     match_dtype!(rt, T => cpu_kernel_ternary::<bool, T, T, T>(&iter, |c, a, b| if c { a } else { b }));
     Ok(())
 }
 
-/// Functional `where`: a result of the promoted dtype, allocated empty and filled by
-/// [`where_into`] (which gives it the broadcast shape).
-fn where_functional(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+/// Functional `where`'s result: the promoted dtype, allocated empty (the iterator gives it the
+/// broadcast shape).
+fn where_output(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let rt = result_type(&[Arg::Tensor(self_), Arg::Tensor(other)]);
-    let out = Tensor::empty(&[0], rt, where_device(condition, self_, other), MemoryFormat::Contiguous)?;
-    where_into(condition, self_, other, &out)?;
-    Ok(out)
+    Tensor::empty(&[0], rt, where_device(condition, self_, other), MemoryFormat::Contiguous)
 }
 
 impl WhereSelfCpu for Cpu {
     fn where_self(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-        where_functional(condition, self_, other)
+        let out = where_output(condition, self_, other)?;
+        where_into(condition, self_, other, &out)?;
+        Ok(out)
     }
 }
 
 impl WhereSelfMeta for Meta {
     fn where_self(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
-        where_functional(condition, self_, other)
+        let out = where_output(condition, self_, other)?;
+        where_iter(condition, self_, other, &out)?;
+        Ok(out)
     }
 }
 
@@ -107,7 +111,7 @@ impl WhereSelfOutCpu for Cpu {
 
 impl WhereSelfOutMeta for Meta {
     fn where_self_out(condition: &Tensor, self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
-        where_into(condition, self_, other, out)?;
+        where_iter(condition, self_, other, out)?;
         Ok(out.clone())
     }
 }
@@ -129,10 +133,7 @@ impl LogicalNotCompositeExplicit for Composite {
 /// to `out`'s dtype: a bool `out` is written directly; any other dtype receives the 0/1 values
 /// through a bool temporary, which keeps the loop to one instantiation per input dtype.
 fn logical_not_into(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-    let iter = TensorIteratorConfig::new().check_all_same_dtype(false).add_output(out).add_input(self_).build()?;
-    if iter.is_meta() {
-        return Ok(out.clone());
-    }
+    let iter = logical_not_iter(self_, out)?;
     if out.dtype() == DType::Bool {
         logical_not_loop(&iter, self_.dtype());
     } else {
@@ -142,6 +143,12 @@ fn logical_not_into(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
         copy_(out, &tmp)?;
     }
     Ok(out.clone())
+}
+
+/// The iterator of `logical_not(self, out=out)`: `out` resized to `self`'s shape, any dtypes
+/// (all the Meta kernel does).
+fn logical_not_iter(self_: &Tensor, out: &Tensor) -> Result<TensorIterator> {
+    TensorIteratorConfig::new().check_all_same_dtype(false).add_output(out).add_input(self_).build()
 }
 
 /// The `bool <- x == 0` loop; NaN is nonzero, so `logical_not(nan)` is false.
@@ -160,6 +167,7 @@ impl LogicalNotOutCpu for Cpu {
 
 impl LogicalNotOutMeta for Meta {
     fn logical_not_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
-        logical_not_into(self_, out)
+        logical_not_iter(self_, out)?;
+        Ok(out.clone())
     }
 }
