@@ -318,8 +318,23 @@ fn hardtanh_backward_loop<S: OpMath<Math = M>, M: Float>(iter: &TensorIterator, 
     cpu_kernel_binary_math::<S>(iter, move |g, x| if x <= lo || x >= hi { zero } else { g });
 }
 
-/// `hardtanh_backward` into `grad_input` (or a new tensor): a binary iterator over the gradient
-/// and the input, so both promote to a common floating dtype; nothing runs on meta tensors.
+/// `hardtanh_backward`'s iterator into `grad_input` (or a new tensor): a binary iterator over
+/// the gradient and the input, so both promote to a common floating dtype (all the Meta kernels
+/// do).
+fn hardtanh_backward_iter(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    grad_input: Option<&Tensor>,
+) -> Result<(TensorIterator, StructuredOutputs)> {
+    let mut outs = match grad_input {
+        Some(g) => StructuredOutputs::out(&[g]),
+        None => StructuredOutputs::functional(1),
+    };
+    let iter = binary_op_config().add_input(grad_output).add_input(self_).build_structured(&mut outs)?;
+    Ok((iter, outs))
+}
+
+/// `hardtanh_backward` on the CPU.
 fn hardtanh_backward_impl(
     grad_output: &Tensor,
     self_: &Tensor,
@@ -327,21 +342,11 @@ fn hardtanh_backward_impl(
     max_val: Scalar,
     grad_input: Option<&Tensor>,
 ) -> Result<Tensor> {
-    let mut outs = match grad_input {
-        Some(g) => StructuredOutputs::out(&[g]),
-        None => StructuredOutputs::functional(1),
-    };
-    let iter = binary_op_config().add_input(grad_output).add_input(self_).build_structured(&mut outs)?;
-    if !iter.is_meta() {
-        // PyTorch runs `hardtanh_backward` through the `hardshrink_backward` loop, whose name
-        // its error messages carry.
-        float_dispatch!(
-            "hardshrink_backward_cpu",
-            iter.common_dtype(),
-            hardtanh_backward_loop(&iter, min_val, max_val)
-        );
-        iter.cast_outputs()?;
-    }
+    let (iter, outs) = hardtanh_backward_iter(grad_output, self_, grad_input)?;
+    // PyTorch runs `hardtanh_backward` through the `hardshrink_backward` loop, whose name its
+    // error messages carry.
+    float_dispatch!("hardshrink_backward_cpu", iter.common_dtype(), hardtanh_backward_loop(&iter, min_val, max_val));
+    iter.cast_outputs()?;
     Ok(outs.into_outputs().remove(0))
 }
 
@@ -352,8 +357,8 @@ impl HardtanhBackwardCpu for Cpu {
 }
 
 impl HardtanhBackwardMeta for Meta {
-    fn hardtanh_backward(grad_output: &Tensor, self_: &Tensor, min_val: Scalar, max_val: Scalar) -> Result<Tensor> {
-        hardtanh_backward_impl(grad_output, self_, min_val, max_val, None)
+    fn hardtanh_backward(grad_output: &Tensor, self_: &Tensor, _min: Scalar, _max: Scalar) -> Result<Tensor> {
+        Ok(hardtanh_backward_iter(grad_output, self_, None)?.1.into_outputs().remove(0))
     }
 }
 
@@ -373,10 +378,10 @@ impl HardtanhBackwardOutMeta for Meta {
     fn hardtanh_backward_out(
         grad_output: &Tensor,
         self_: &Tensor,
-        min_val: Scalar,
-        max_val: Scalar,
+        _min: Scalar,
+        _max: Scalar,
         grad_input: &Tensor,
     ) -> Result<Tensor> {
-        hardtanh_backward_impl(grad_output, self_, min_val, max_val, Some(grad_input))
+        Ok(hardtanh_backward_iter(grad_output, self_, Some(grad_input))?.1.into_outputs().remove(0))
     }
 }

@@ -656,9 +656,6 @@ fn mse_loop<S: OpMath<Math = M>, M: Float>(iter: &TensorIterator) {
 
 /// The element losses of `mse_loss` into `iter`'s output.
 fn mse_elementwise(iter: &TensorIterator) -> Result<()> {
-    if iter.is_meta() {
-        return Ok(());
-    }
     float_dispatch!("mse_cpu", iter.common_dtype(), mse_loop(iter));
     iter.cast_outputs()
 }
@@ -699,9 +696,26 @@ fn mse_backward_int<T: m::Element + oxten_runtime::Element>(iter: &TensorIterato
     cpu_kernel_ternary::<T, T, T, T>(iter, move |x, t, g| m::mul(m::mul(norm, m::sub(x, t)), g));
 }
 
-/// `mse_loss_backward` into `grad_input` (or a new contiguous tensor shaped and typed like the
-/// input, as PyTorch's `zeros_like(input)`): `norm * (self - target) * grad_output` with `norm =
-/// 2 / numel` for a mean and 2 otherwise; the three operands broadcast and promote.
+/// `mse_loss_backward`'s result and iterator: `grad_input`, or a new contiguous tensor shaped
+/// and typed like the input (as PyTorch's `zeros_like(input)`), with the three operands
+/// broadcast and promoted (all the Meta kernels do).
+fn mse_backward_iter(
+    grad_output: &Tensor,
+    self_: &Tensor,
+    target: &Tensor,
+    grad_input: Option<&Tensor>,
+) -> Result<(Tensor, TensorIterator)> {
+    let out = match grad_input {
+        Some(g) => g.clone(),
+        None => Tensor::empty(&self_.sizes(), self_.dtype(), self_.device(), MemoryFormat::Contiguous)?,
+    };
+    let iter =
+        ternary_op_config().add_output(&out).add_input(self_).add_input(target).add_input(grad_output).build()?;
+    Ok((out, iter))
+}
+
+/// `mse_loss_backward` on the CPU: `norm * (self - target) * grad_output` with `norm = 2 /
+/// numel` for a mean and 2 otherwise.
 fn mse_backward_impl(
     grad_output: &Tensor,
     self_: &Tensor,
@@ -710,15 +724,7 @@ fn mse_backward_impl(
     grad_input: Option<&Tensor>,
 ) -> Result<Tensor> {
     let norm = if reduction == REDUCTION_MEAN { 2.0 / self_.numel() as f64 } else { 2.0 };
-    let out = match grad_input {
-        Some(g) => g.clone(),
-        None => Tensor::empty(&self_.sizes(), self_.dtype(), self_.device(), MemoryFormat::Contiguous)?,
-    };
-    let iter =
-        ternary_op_config().add_output(&out).add_input(self_).add_input(target).add_input(grad_output).build()?;
-    if iter.is_meta() {
-        return Ok(out);
-    }
+    let (out, iter) = mse_backward_iter(grad_output, self_, target, grad_input)?;
     let dtype = iter.common_dtype();
     match dtype {
         DType::F32 => mse_backward_float::<f32, f32>(&iter, norm),
@@ -743,8 +749,8 @@ impl MseLossBackwardCpu for Cpu {
 }
 
 impl MseLossBackwardMeta for Meta {
-    fn mse_loss_backward(grad_output: &Tensor, self_: &Tensor, target: &Tensor, reduction: i64) -> Result<Tensor> {
-        mse_backward_impl(grad_output, self_, target, reduction, None)
+    fn mse_loss_backward(grad_output: &Tensor, self_: &Tensor, target: &Tensor, _reduction: i64) -> Result<Tensor> {
+        Ok(mse_backward_iter(grad_output, self_, target, None)?.0)
     }
 }
 
@@ -765,10 +771,10 @@ impl MseLossBackwardOutMeta for Meta {
         grad_output: &Tensor,
         self_: &Tensor,
         target: &Tensor,
-        reduction: i64,
+        _reduction: i64,
         grad_input: &Tensor,
     ) -> Result<Tensor> {
-        mse_backward_impl(grad_output, self_, target, reduction, Some(grad_input))
+        Ok(mse_backward_iter(grad_output, self_, target, Some(grad_input))?.0)
     }
 }
 
