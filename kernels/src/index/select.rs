@@ -23,9 +23,9 @@ pub(crate) fn index_values(index: &Tensor) -> Vec<i64> {
     (0..n as isize).map(|i| unsafe { read_index(p, i * stride, index.dtype()) }).collect()
 }
 
-/// `index_select_out_cpu_`: the checks in PyTorch's order, then `out` resized to `self`'s
-/// shape with `numel(index)` at `dim`, and the selected slices copied.
-fn index_select_into(self_: &Tensor, dim: i64, index: &Tensor, out: &Tensor) -> Result<()> {
+/// `index_select_out_cpu_`'s checks in PyTorch's order, then `out` resized to `self`'s shape
+/// with `numel(index)` at `dim` (all the Meta kernels do); returns the wrapped dim.
+fn index_select_meta(self_: &Tensor, dim: i64, index: &Tensor, out: &Tensor) -> Result<usize> {
     let d = wrap_dim(dim, self_.dim())?;
     let numel = index.numel();
     if index.dim() > 1 {
@@ -52,7 +52,13 @@ fn index_select_into(self_: &Tensor, dim: i64, index: &Tensor, out: &Tensor) -> 
     if out.sizes() != sizes[..] {
         out.resize_(&sizes, MemoryFormat::Contiguous)?;
     }
-    if out.is_meta() || self_.is_meta() || index.is_meta() || numel == 0 {
+    Ok(d)
+}
+
+/// `index_select_out_cpu_`: the checks and the resize, then the selected slices copied.
+fn index_select_into(self_: &Tensor, dim: i64, index: &Tensor, out: &Tensor) -> Result<()> {
+    let d = index_select_meta(self_, dim, index, out)?;
+    if index.numel() == 0 {
         return Ok(());
     }
     let idx = index_values(index);
@@ -135,21 +141,24 @@ pub(crate) fn select_slices(self_: &Tensor, d: usize, idx: &[i64], out: &Tensor)
     }));
 }
 
-fn index_select_functional(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
-    let out = Tensor::empty(&[0], self_.dtype(), self_.device(), MemoryFormat::Contiguous)?;
-    index_select_into(self_, dim, index, &out)?;
-    Ok(out)
+/// The functional `index_select`'s result before the resize.
+fn index_select_output(self_: &Tensor) -> Result<Tensor> {
+    Tensor::empty(&[0], self_.dtype(), self_.device(), MemoryFormat::Contiguous)
 }
 
 impl IndexSelectCpu for Cpu {
     fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
-        index_select_functional(self_, dim, index)
+        let out = index_select_output(self_)?;
+        index_select_into(self_, dim, index, &out)?;
+        Ok(out)
     }
 }
 
 impl IndexSelectMeta for Meta {
     fn index_select(self_: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
-        index_select_functional(self_, dim, index)
+        let out = index_select_output(self_)?;
+        index_select_meta(self_, dim, index, &out)?;
+        Ok(out)
     }
 }
 
@@ -162,7 +171,7 @@ impl IndexSelectOutCpu for Cpu {
 
 impl IndexSelectOutMeta for Meta {
     fn index_select_out(self_: &Tensor, dim: i64, index: &Tensor, out: &Tensor) -> Result<Tensor> {
-        index_select_into(self_, dim, index, out)?;
+        index_select_meta(self_, dim, index, out)?;
         Ok(out.clone())
     }
 }
@@ -253,6 +262,15 @@ impl AddScaled for bf16 {
     }
 }
 
+/// `embedding_dense_backward`'s checks and its zeroed `[num_weights, d]` result (all the Meta
+/// kernel does); returns `d` too.
+fn embedding_dense_backward_output(grad_output: &Tensor, indices: &Tensor, num_weights: i64) -> Result<(Tensor, i64)> {
+    check_indices(indices, 2, "indices", "embedding_backward")?;
+    let d = if grad_output.dim() == 0 { 1 } else { grad_output.size(-1)? };
+    let out = ops::zeros::call(&[num_weights, d], Some(grad_output.dtype()), None, Some(grad_output.device()), None)?;
+    Ok((out, d))
+}
+
 fn embedding_dense_backward(
     grad_output: &Tensor,
     indices: &Tensor,
@@ -260,12 +278,7 @@ fn embedding_dense_backward(
     padding_idx: i64,
     scale_grad_by_freq: bool,
 ) -> Result<Tensor> {
-    check_indices(indices, 2, "indices", "embedding_backward")?;
-    let d = if grad_output.dim() == 0 { 1 } else { grad_output.size(-1)? };
-    let out = ops::zeros::call(&[num_weights, d], Some(grad_output.dtype()), None, Some(grad_output.device()), None)?;
-    if out.is_meta() || indices.is_meta() || grad_output.is_meta() {
-        return Ok(out);
-    }
+    let (out, d) = embedding_dense_backward_output(grad_output, indices, num_weights)?;
     let numel = indices.numel();
     let idx = index_values(&ops::reshape::call(indices, &[-1])?);
     let grad = ops::contiguous::call(grad_output, MemoryFormat::Contiguous)?;
@@ -322,10 +335,10 @@ impl EmbeddingDenseBackwardMeta for Meta {
         grad_output: &Tensor,
         indices: &Tensor,
         num_weights: i64,
-        padding_idx: i64,
-        scale_grad_by_freq: bool,
+        _padding_idx: i64,
+        _scale_grad_by_freq: bool,
     ) -> Result<Tensor> {
-        embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq)
+        Ok(embedding_dense_backward_output(grad_output, indices, num_weights)?.0)
     }
 }
 

@@ -118,11 +118,17 @@ pub(crate) fn dims_to_flags(dims: &[i64], ndim: usize) -> Result<Vec<bool>> {
     Ok(flags)
 }
 
-/// Reverses `self` along `dims` into a tensor laid out like `self` (`empty_like`, preserve).
-fn flip(self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
+/// `flip`'s checked dims (as flags) and its result, laid out like `self` (`empty_like`,
+/// preserve): all the Meta kernel does.
+fn flip_output(self_: &Tensor, dims: &[i64]) -> Result<(Vec<bool>, Tensor)> {
     let flags = dims_to_flags(dims, self_.dim())?;
-    let out = ops::empty_like::call(self_, None, None, None, None, Some(MemoryFormat::Preserve))?;
-    if out.is_meta() || out.numel() == 0 {
+    Ok((flags, ops::empty_like::call(self_, None, None, None, None, Some(MemoryFormat::Preserve))?))
+}
+
+/// Reverses `self` along `dims` on the CPU.
+fn flip(self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let (flags, out) = flip_output(self_, dims)?;
+    if out.numel() == 0 {
         return Ok(out);
     }
     let (sizes, src_strides) = (self_.sizes(), self_.strides());
@@ -172,6 +178,6 @@ impl FlipCpu for Cpu {
 
 impl FlipMeta for Meta {
     fn flip(self_: &Tensor, dims: &[i64]) -> Result<Tensor> {
-        flip(self_, dims)
+        Ok(flip_output(self_, dims)?.1)
     }
 }
