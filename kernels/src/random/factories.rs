@@ -2,7 +2,6 @@
 //! PyTorch: `rand`, `randn`, `rand_like`, `randn_like`, `randint`, `bernoulli`, `bernoulli.p`;
 //! and `randperm` (a Fisher-Yates shuffle).
 
-use super::generator_or_default;
 use crate::factory::{scalar_to, ScalarElem};
 use crate::generated::decls::{
     BernoulliCompositeExplicit, BernoulliPCompositeExplicit, RandCompositeExplicit, RandGeneratorCompositeExplicit,
@@ -11,7 +10,6 @@ use crate::generated::decls::{
     RandnCompositeExplicit, RandnGeneratorCompositeExplicit, RandnLikeCompositeExplicit,
     RandnLikeGeneratorCompositeExplicit, RandpermCompositeExplicit, RandpermGeneratorCompositeExplicit,
 };
-use crate::iter::copy_;
 use oxten_runtime::generator::PhiloxStream;
 use oxten_runtime::{match_dtype, ops, DType, Device, Error, Generator, Layout, MemoryFormat, Result, Scalar, Tensor};
 
@@ -347,6 +345,8 @@ fn permutation(n: i64, g: &Generator) -> Vec<i64> {
     }
 }
 
+/// `randperm`: an `[n]` tensor of `dtype` (int64 by default) filled by the `out=` kernel of its
+/// device (`randperm.generator_out`).
 fn randperm_impl(
     n: i64,
     generator: Option<&Generator>,
@@ -357,13 +357,7 @@ fn randperm_impl(
 ) -> Result<Tensor> {
     let dtype = dtype.unwrap_or(DType::I64);
     let t = ops::empty::call(&[n], Some(dtype), layout, device, pin_memory, None)?;
-    if t.is_meta() {
-        return Ok(t);
-    }
-    check_randperm_dtype(n, dtype)?;
-    let src = permutation_tensor(n, &generator_or_default(generator), dtype)?;
-    copy_(&t, &src)?;
-    Ok(t)
+    ops::randperm_generator_out::call(n, generator, &t)
 }
 
 /// [`permutation`] as a contiguous `[n]` tensor of `dtype`.

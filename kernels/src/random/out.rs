@@ -18,7 +18,7 @@ use crate::generated::decls::{
     NormalTensorTensorCompositeExplicit, NormalTensorTensorOutCompositeExplicit, RandGeneratorOutCompositeExplicit,
     RandOutCompositeExplicit, RandintGeneratorOutCompositeExplicit, RandintLowGeneratorOutCompositeExplicit,
     RandintLowOutCompositeExplicit, RandintOutCompositeExplicit, RandnGeneratorOutCompositeExplicit,
-    RandnOutCompositeExplicit, RandpermGeneratorOutCompositeExplicit, RandpermOutCompositeExplicit,
+    RandnOutCompositeExplicit, RandpermGeneratorOutCpu, RandpermGeneratorOutMeta, RandpermOutCompositeExplicit,
 };
 use crate::iter::{copy_, infer_size};
 use oxten_runtime::autograd::is_grad_enabled;
@@ -141,34 +141,40 @@ impl RandintLowGeneratorOutCompositeExplicit for crate::Composite {
 // randperm
 // ---------------------------------------------------------------------------------------------
 
-/// `randperm_out_cpu`: checks `n` and that `out`'s dtype counts that far, resizes `out` to
-/// `[n]` and writes the permutation through its strides.
-fn randperm_out_impl(n: i64, generator: Option<&Generator>, out: &Tensor) -> Result<Tensor> {
+/// `randperm(out=)`'s checks: `n` and that `out`'s dtype counts that far; then `out` resized to
+/// `[n]` (all the Meta kernel does).
+fn randperm_out_meta(n: i64, out: &Tensor) -> Result<()> {
     check_no_grad("randperm", out)?;
     if n < 0 {
         return Err(Error::value(format!("n must be non-negative, got{n}")));
     }
     check_randperm_dtype(n, out.dtype())?;
-    resize_to("randperm", out, &[n])?;
-    if out.is_meta() {
-        return Ok(out.clone());
+    resize_to("randperm", out, &[n])
+}
+
+impl RandpermGeneratorOutCpu for crate::Cpu {
+    /// `randperm_out_cpu`: a random permutation of `0..n` from `generator` written into `out`
+    /// through its strides.
+    fn randperm_generator_out(n: i64, generator: Option<&Generator>, out: &Tensor) -> Result<Tensor> {
+        randperm_out_meta(n, out)?;
+        let p = permutation_tensor(n, &generator_or_default(generator), out.dtype())?;
+        copy_(out, &p)?;
+        Ok(out.clone())
     }
-    let p = permutation_tensor(n, &generator_or_default(generator), out.dtype())?;
-    copy_(out, &p)?;
-    Ok(out.clone())
+}
+
+impl RandpermGeneratorOutMeta for crate::Meta {
+    /// The checks and the resize; no number is drawn.
+    fn randperm_generator_out(n: i64, _generator: Option<&Generator>, out: &Tensor) -> Result<Tensor> {
+        randperm_out_meta(n, out)?;
+        Ok(out.clone())
+    }
 }
 
 impl RandpermOutCompositeExplicit for crate::Composite {
-    /// A random permutation of `0..n` into `out`.
+    /// A random permutation of `0..n` into `out`, from the default generator.
     fn randperm_out(n: i64, out: &Tensor) -> Result<Tensor> {
-        randperm_out_impl(n, None, out)
-    }
-}
-
-impl RandpermGeneratorOutCompositeExplicit for crate::Composite {
-    /// A random permutation of `0..n` from `generator` into `out`.
-    fn randperm_generator_out(n: i64, generator: Option<&Generator>, out: &Tensor) -> Result<Tensor> {
-        randperm_out_impl(n, generator, out)
+        ops::randperm_generator_out::call(n, None, out)
     }
 }
 
@@ -184,13 +190,15 @@ fn check_std(std: f64) -> Result<()> {
     Err(Error::value(format!("normal expects std >= 0.0, but found std {}", super::cpp_double(std))))
 }
 
-/// `CHECK_NORMAL_TENSOR_STD`: every element of `std` is `>= 0` (so none is NaN); not checked
-/// on meta tensors, which have no values.
+/// `CHECK_NORMAL_TENSOR_STD`: every element of `std` is `>= 0` (so none is NaN), as PyTorch
+/// checks it: `std.min() >= 0` computed by `std`'s backend through the dispatcher, and only the
+/// one resulting flag brought to the host. Not checked on meta tensors, which have no values.
 fn check_std_tensor(std: &Tensor) -> Result<()> {
     if std.numel() == 0 || std.is_meta() {
         return Ok(());
     }
-    if std.to_f64_vec()?.iter().all(|&v| v >= 0.0) {
+    let ok = ops::ge_scalar::call(&ops::min::call(std)?, Scalar::from(0.0))?;
+    if ok.try_to_device(Device::Cpu)?.to_vec::<bool>()?[0] {
         return Ok(());
     }
     Err(Error::value("normal expects all elements of std >= 0.0"))
