@@ -54,6 +54,17 @@ fn check_f32(op: &str, t: &Tensor) -> Result<()> {
     Ok(())
 }
 
+/// Advances a row-major multi-index over `sizes`.
+fn next_index(idx: &mut [i64], sizes: &[i64]) {
+    for d in (0..idx.len()).rev() {
+        idx[d] += 1;
+        if idx[d] < sizes[d] {
+            return;
+        }
+        idx[d] = 0;
+    }
+}
+
 /// The elements of `t` (any strides) in row-major order.
 fn read(t: &Tensor) -> Vec<f32> {
     let (sizes, strides, offset) = (t.sizes(), t.strides(), t.storage_offset());
@@ -66,13 +77,7 @@ fn read(t: &Tensor) -> Vec<f32> {
         // SAFETY: `at` is an element of `t`'s layout, which `Tensor::from_parts` checked lies in
         // its storage; the storage holds f32 host memory (checked by the callers).
         out.push(unsafe { *base.add(at as usize) });
-        for d in (0..idx.len()).rev() {
-            idx[d] += 1;
-            if idx[d] < sizes[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
+        next_index(&mut idx, &sizes);
     }
     out
 }
@@ -86,13 +91,7 @@ fn write(t: &Tensor, values: &[f32]) {
         let at = offset + idx.iter().zip(strides.iter()).map(|(i, s)| i * s).sum::<i64>();
         // SAFETY: as in `read`; the test's tensors are not shared across threads meanwhile.
         unsafe { *base.add(at as usize) = *v };
-        for d in (0..idx.len()).rev() {
-            idx[d] += 1;
-            if idx[d] < sizes[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
+        next_index(&mut idx, &sizes);
     }
 }
 
@@ -222,13 +221,7 @@ fn sum_dim(a: &Tensor, dim: Option<&[i64]>, keepdim: bool, dtype: Option<DType>)
             at = at * out[d] + if out[d] == 1 { 0 } else { idx[d] };
         }
         r[at as usize] += v;
-        for d in (0..idx.len()).rev() {
-            idx[d] += 1;
-            if idx[d] < sizes[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
+        next_index(&mut idx, &sizes);
     }
     let final_sizes = ops::sum_dim_intlist::call(&meta(a)?, dim, keepdim, dtype)?.sizes();
     new_on_device(&final_sizes, &r)
@@ -340,6 +333,8 @@ fn an_mlp_trains_on_a_second_backend_with_the_cpus_results() {
     let dev = Mlp::on(DEV);
     let (xd, td) = (x.to_device(DEV), target.to_device(DEV));
     assert_eq!(xd.device(), DEV);
+    // `to(device)` on the device it is already on is the tensor itself, as in PyTorch.
+    assert!(xd.to_device(DEV).is_same(&xd));
     let dev_loss = dev.loss(&xd, &td);
     assert_eq!(dev_loss.device(), DEV);
     dev_loss.backward();

@@ -76,10 +76,7 @@ pub fn in_tree_backends(fns: &[NativeFunction]) -> Vec<BackendIndex> {
                 if let Some(kernel) = f.dispatch.get(&key) {
                     b.index.insert(
                         f.func.name.to_string(),
-                        BackendMetadata {
-                            kernel: kernel.clone(),
-                            structured: f.structured && key != DispatchKey::Meta,
-                        },
+                        BackendMetadata { kernel: kernel.clone(), structured: f.structured },
                     );
                 }
             }

@@ -1,7 +1,7 @@
 //! Conversions: `_to_copy` (always a new tensor) and `to.dtype` (an alias when nothing changes).
 
 use crate::factory::empty_preserving;
-use crate::generated::decls::{ToCopyCompositeExplicit, ToDtypeCompositeImplicit};
+use crate::generated::decls::{ToCopyCompositeExplicit, ToDtypeCompositeImplicit, ToDtypeLayoutCompositeImplicit};
 use oxten_runtime::{ops, DType, Device, Error, Layout, MemoryFormat, Result, Tensor};
 
 impl ToCopyCompositeExplicit for crate::Composite {
@@ -37,10 +37,32 @@ impl ToCopyCompositeExplicit for crate::Composite {
     }
 }
 
+/// `self.to(...)`: `self` itself (the same tensor, not a copy) when the dtype and device already
+/// match, `copy` is false and the requested memory format is preserve or the one `self`
+/// already suggests; otherwise `_to_copy`.
+#[allow(clippy::too_many_arguments)]
+fn to_impl(
+    self_: &Tensor,
+    dtype: Option<DType>,
+    layout: Option<Layout>,
+    device: Option<Device>,
+    pin_memory: Option<bool>,
+    non_blocking: bool,
+    copy: bool,
+    memory_format: Option<MemoryFormat>,
+) -> Result<Tensor> {
+    let format = memory_format.unwrap_or(MemoryFormat::Preserve);
+    let format_ok = format == MemoryFormat::Preserve || self_.suggest_memory_format() == format;
+    let same = !matches!(dtype, Some(d) if d != self_.dtype())
+        && !matches!(device, Some(d) if d != self_.device())
+        && !matches!(layout, Some(l) if l != Layout::Strided);
+    if same && !copy && format_ok {
+        return Ok(self_.clone());
+    }
+    ops::_to_copy::call(self_, dtype, layout, device, pin_memory, non_blocking, memory_format)
+}
+
 impl ToDtypeCompositeImplicit for crate::Composite {
-    /// `self.to(dtype)`: `self` itself (the same tensor, not a copy) when the dtype already
-    /// matches, `copy` is false and the requested memory format is preserve or the one `self`
-    /// already suggests; otherwise `_to_copy`.
     fn to_dtype(
         self_: &Tensor,
         dtype: DType,
@@ -48,11 +70,22 @@ impl ToDtypeCompositeImplicit for crate::Composite {
         copy: bool,
         memory_format: Option<MemoryFormat>,
     ) -> Result<Tensor> {
-        let format = memory_format.unwrap_or(MemoryFormat::Preserve);
-        let format_ok = format == MemoryFormat::Preserve || self_.suggest_memory_format() == format;
-        if dtype == self_.dtype() && !copy && format_ok {
-            return Ok(self_.clone());
-        }
-        ops::_to_copy::call(self_, Some(dtype), None, None, None, non_blocking, memory_format)
+        to_impl(self_, Some(dtype), None, None, None, non_blocking, copy, memory_format)
+    }
+}
+
+impl ToDtypeLayoutCompositeImplicit for crate::Composite {
+    #[allow(clippy::too_many_arguments)]
+    fn to_dtype_layout(
+        self_: &Tensor,
+        dtype: Option<DType>,
+        layout: Option<Layout>,
+        device: Option<Device>,
+        pin_memory: Option<bool>,
+        non_blocking: bool,
+        copy: bool,
+        memory_format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
+        to_impl(self_, dtype, layout, device, pin_memory, non_blocking, copy, memory_format)
     }
 }

@@ -151,15 +151,12 @@ impl Tensor {
         Ok(())
     }
 
-    /// `self.to(device)`: `self` itself when it is already on `device`, otherwise a copy there
-    /// (`_to_copy`, which keeps the dtype and the strides of dense layouts). Moving between
-    /// devices runs the copy kernel registered for the pair; an error names both devices when
-    /// there is none.
+    /// `self.to(device)` (the `to.dtype_layout` operator with only `device`): `self` itself when
+    /// it is already on `device`, otherwise a copy there that keeps the dtype and the strides of
+    /// dense layouts. Moving between devices runs the copy kernel registered for the pair; an
+    /// error names both devices when there is none.
     pub fn try_to_device(&self, device: Device) -> Result<Tensor> {
-        if self.device() == device {
-            return Ok(self.clone());
-        }
-        crate::ops::_to_copy::call(self, None, None, Some(device), None, false, None)
+        crate::ops::to_dtype_layout::call(self, None, None, Some(device), None, false, false, None)
     }
     /// [`try_to_device`](Self::try_to_device), panicking on error.
     pub fn to_device(&self, device: Device) -> Tensor {
