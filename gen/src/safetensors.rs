@@ -377,7 +377,7 @@ fn tensor_from_le_bytes(e: &Entry, bytes: &[u8]) -> Result<Tensor> {
             storage.assume_init();
         }
     }
-    Tensor::from_parts(storage, e.dtype, TensorLayout::contiguous(&e.shape))
+    Tensor::from_parts(storage, e.dtype, TensorLayout::contiguous(&e.shape)?)
 }
 
 /// Reads the tensors and the metadata of a safetensors file held in memory. Tensors come back

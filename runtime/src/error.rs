@@ -6,8 +6,12 @@ use std::fmt;
 /// and what is wrong, the way PyTorch's `TORCH_CHECK` messages do.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Error {
-    /// The operator (`"add.Tensor"`) or runtime function the error came from; empty if unknown.
+    /// The operator the user called (`"linear"`), or the runtime function the error came from;
+    /// empty if unknown.
     pub op: String,
+    /// The operators, innermost first, that `op` called on the way to the one that raised the
+    /// error (`["mm"]` when `linear` fails inside `mm`); empty when `op` raised it.
+    pub inner: Vec<String>,
     /// The kind of error.
     pub kind: ErrorKind,
     /// A sentence saying what is wrong.
@@ -31,20 +35,33 @@ pub enum ErrorKind {
     Value,
     /// Memory overlap makes the operation unsafe.
     Overlap,
+    /// An allocation was refused (PyTorch's `OutOfMemoryError`).
+    OutOfMemory,
     /// Anything else (runtime state, autograd …).
     Runtime,
 }
 
 impl Error {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Error { op: String::new(), kind, message: message.into() }
+        Error { op: String::new(), inner: Vec::new(), kind, message: message.into() }
     }
-    /// Sets the operator name if none is set yet (the innermost op names the error).
+    /// Records that the error passed through operator `op` on its way out: every operator's
+    /// entry point calls this, so the outermost one (the operator the user called) ends up in
+    /// [`op`](Self::op) and the ones it called in [`inner`](Self::inner).
     pub fn in_op(mut self, op: &str) -> Self {
+        let op = op.strip_prefix("aten::").unwrap_or(op);
         if self.op.is_empty() {
             self.op = op.to_string();
+        } else if self.op != op {
+            let inner = std::mem::replace(&mut self.op, op.to_string());
+            self.inner.push(inner);
         }
         self
+    }
+    /// The operator that raised the error: the innermost of [`inner`](Self::inner), else
+    /// [`op`](Self::op).
+    pub fn origin(&self) -> &str {
+        self.inner.first().unwrap_or(&self.op)
     }
     pub fn shape(m: impl Into<String>) -> Self {
         Self::new(ErrorKind::Shape, m)
@@ -67,15 +84,23 @@ impl Error {
     pub fn runtime(m: impl Into<String>) -> Self {
         Self::new(ErrorKind::Runtime, m)
     }
+    /// An allocation of `nbytes` bytes of `what` was refused.
+    pub fn out_of_memory(nbytes: u128, what: &str) -> Self {
+        Self::new(ErrorKind::OutOfMemory, format!("out of memory: tried to allocate {nbytes} bytes of {what}"))
+    }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.op.is_empty() {
-            f.write_str(&self.message)
-        } else {
-            write!(f, "{}: {}", self.op, self.message)
+        // `linear: matmul: mm: mat1 and mat2 shapes cannot be multiplied …`: the operator called
+        // first, then each operator on the way to the one that raised the error.
+        if !self.op.is_empty() {
+            write!(f, "{}: ", self.op)?;
         }
+        for inner in self.inner.iter().rev() {
+            write!(f, "{inner}: ")?;
+        }
+        f.write_str(&self.message)
     }
 }
 
@@ -92,4 +117,13 @@ macro_rules! ensure {
             return Err($crate::Error::new($crate::ErrorKind::$kind, format!($($fmt)+)));
         }
     };
+}
+
+/// `Vec::with_capacity(n)` that returns oxten's out-of-memory error instead of aborting the
+/// process when the memory is not there (or `n` elements overflow the address space).
+pub fn try_vec_with_capacity<T>(n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| Error::out_of_memory(n as u128 * std::mem::size_of::<T>() as u128, "host memory"))?;
+    Ok(v)
 }

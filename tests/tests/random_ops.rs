@@ -404,25 +404,26 @@ fn meta_tensors_check_and_shape() {
 
 // ------------------------------------------------------------------------------- errors
 
-/// PyTorch 2.15's messages (checked with torch), prefixed with the operator's name.
+/// PyTorch 2.15's messages (checked with torch), prefixed with the name of the operator called
+/// and of each operator it called on the way to the one that raised the error.
 #[test]
 fn argument_errors_match_pytorch() {
     oxten::init();
     let f = |d| RandOpts { dtype: Some(d), ..Default::default() };
     assert_eq!(
         msg(oxten::try_rand_with(&[2], f(DType::I64))),
-        "uniform_: \"check_uniform_bounds\" not implemented for 'Long'"
+        "rand: uniform_: \"check_uniform_bounds\" not implemented for 'Long'"
     );
     assert_eq!(
         msg(oxten::try_randn_with(&[2], RandnOpts { dtype: Some(DType::I32), ..Default::default() })),
-        "normal_: \"normal_kernel_cpu\" not implemented for 'Int'"
+        "randn: normal_: \"normal_kernel_cpu\" not implemented for 'Int'"
     );
     assert!(msg(oxten::try_rand(&[-1])).contains("Trying to create tensor with negative dimension -1: [-1]"));
     let ri =
         |lo, hi, d| oxten::try_randint_low_with(lo, hi, &[3], RandintLowOpts { dtype: Some(d), ..Default::default() });
     assert_eq!(
         msg(oxten::try_randint(0, &[3])),
-        "random_.from: random_ expects 'from' to be less than 'to', but got from=0 >= to=0"
+        "randint: random_.from: random_ expects 'from' to be less than 'to', but got from=0 >= to=0"
     );
     assert!(msg(ri(5, 3, DType::I64)).ends_with("random_ expects 'from' to be less than 'to', but got from=5 >= to=3"));
     assert!(msg(ri(-5, 5, DType::U8)).ends_with("from is out of bounds for unsigned char"));
@@ -561,7 +562,7 @@ fn native_dropout_errors() {
     // The check is `bernoulli_(1 - p)`'s, as in PyTorch.
     assert_eq!(
         msg(oxten::try_native_dropout(&x, 1.5, Some(true))),
-        "bernoulli_.float: bernoulli_ expects p to be in [0, 1], but got p=-0.5"
+        "native_dropout: bernoulli_.float: bernoulli_ expects p to be in [0, 1], but got p=-0.5"
     );
     assert!(msg(oxten::try_native_dropout(&x, -0.5, Some(true))).ends_with("but got p=1.5"));
     // Not training: no check, as in PyTorch.

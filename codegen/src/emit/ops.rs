@@ -18,6 +18,16 @@ pub fn emit_ops(sigs: &[OpSig]) -> String {
     for sig in sigs {
         let _ = write!(s, "&{}::OP,", sig.name);
     }
+    s.push_str("]}\n");
+    s.push_str("/// Every generated operator with its arguments and boxed entry point, in YAML order: what\n/// generic callers (the fuzz test, bindings) walk.\npub fn operator_infos() -> Vec<crate::dispatch::OpInfo> {\n vec![");
+    for sig in sigs {
+        let n = &sig.name;
+        let _ = write!(
+            s,
+            "crate::dispatch::OpInfo {{ entry: &{n}::OP, name: {n}::NAME, args: {n}::ARGS, returns: {}, call_boxed: {n}::call_boxed }},",
+            sig.nret
+        );
+    }
     s.push_str("]}\n}\n");
     s.push_str("/// Options structs: the defaulted arguments of an operator, for its `*_with` forms.\npub mod options {\n#[allow(unused_imports)] use crate::{DType, Device, Layout, MemoryFormat, Scalar, Tensor};\n");
     s.push_str("#[allow(unused_imports)] use crate::Generator;\n");
@@ -106,6 +116,16 @@ fn emit_op_module(sig: &OpSig) -> String {
         }
     }
     let singles: Vec<&&RustArg> = tensors.iter().filter(|a| matches!(a.tensor_kind(), TensorArg::One)).collect();
+    // Tensors only in lists (`cat`, `stack`): an empty list leaves nothing to dispatch on.
+    if singles.is_empty() {
+        if let Some(list) = tensors.iter().find(|a| matches!(a.tensor_kind(), TensorArg::List)) {
+            let _ = writeln!(
+                s,
+                "if keys.is_empty() {{\n return Err(crate::Error::value(\"expected a non-empty list of Tensors for argument '{}'\").in_op(NAME));\n}}",
+                list.name
+            );
+        }
+    }
     if sig.f.device_check == crate::yaml::DeviceCheck::ExactSame && singles.len() > 1 {
         let list: Vec<&str> = singles.iter().map(|a| a.ident.as_str()).collect();
         let _ = writeln!(s, "crate::ops_support::check_same_device(NAME, &[{}])?;", list.join(", "));
@@ -128,8 +148,79 @@ fn emit_op_module(sig: &OpSig) -> String {
         }
         s.push_str("}\n");
     }
-    s.push_str("result.map_err(|e| e.in_op(NAME))\n}\n}\n");
+    s.push_str("result.map_err(|e| e.in_op(NAME))\n}\n");
+    s.push_str(&emit_boxed_entry(sig));
+    s.push_str("}\n");
     s
+}
+
+/// The operator's argument table and boxed entry point (`ARGS`, `call_boxed`).
+fn emit_boxed_entry(sig: &OpSig) -> String {
+    let mut s = String::new();
+    let schema = &sig.f.func.arguments;
+    s.push_str("/// The arguments as the schema declares them.\npub static ARGS: &[crate::dispatch::ArgInfo] = &[\n");
+    for a in schema.flat_all() {
+        let _ = writeln!(
+            s,
+            "crate::dispatch::ArgInfo {{ name: {:?}, ty: {:?}, default: {:?}, kwarg_only: {}, out: {}, write: {} }},",
+            a.name,
+            a.ty.to_string(),
+            a.default,
+            !schema.positional.iter().any(|p| p.name == a.name),
+            schema.out.iter().any(|o| o.name == a.name),
+            a.is_write()
+        );
+    }
+    s.push_str("];\n");
+    let _ = writeln!(
+        s,
+        "/// Calls [`call`] with boxed arguments: pops one value per argument (pushed in schema\n/// order) and pushes one value per return.\npub fn call_boxed(stack: &mut Stack) -> Result<()> {{"
+    );
+    let binding = if sig.args.is_empty() { "_args" } else { "mut args" };
+    let _ = writeln!(s, "let {binding} = crate::dispatch::take_args(stack, NAME, ARGS.len())?;");
+    let mut pass = Vec::new();
+    for (i, a) in sig.args.iter().enumerate() {
+        let (owned, borrow) = owned_arg(&a.ty, &format!("a{i}"));
+        let _ = writeln!(s, "let a{i}: {owned} = crate::dispatch::arg(&mut args, NAME, &ARGS[{i}])?;");
+        pass.push(borrow);
+    }
+    let call = format!("call({})?", pass.join(", "));
+    match sig.nret {
+        0 => {
+            let _ = writeln!(s, "{call};");
+        }
+        1 => {
+            let _ = writeln!(s, "stack.push({call}.into_ivalue());");
+        }
+        n => {
+            let names: Vec<String> = (0..n).map(|i| format!("r{i}")).collect();
+            let _ = writeln!(s, "let ({}) = {call};", names.join(", "));
+            for r in names {
+                let _ = writeln!(s, "stack.push({r}.into_ivalue());");
+            }
+        }
+    }
+    s.push_str("Ok(())\n}\n");
+    s
+}
+
+/// The owned type a boxed argument converts to, and the expression that lends it to `call` as
+/// the kernel signature's (possibly borrowed) type.
+fn owned_arg(ty: &str, v: &str) -> (String, String) {
+    if let Some(inner) = ty.strip_prefix("&[").and_then(|t| t.strip_suffix(']')) {
+        return (format!("Vec<{inner}>"), format!("&{v}"));
+    }
+    if let Some(inner) = ty.strip_prefix("Option<&[").and_then(|t| t.strip_suffix("]>")) {
+        return (format!("Option<Vec<{inner}>>"), format!("{v}.as_deref()"));
+    }
+    match ty {
+        "&Tensor" => ("Tensor".into(), format!("&{v}")),
+        "&str" => ("String".into(), format!("&{v}")),
+        "Option<&Tensor>" => ("Option<Tensor>".into(), format!("{v}.as_ref()")),
+        "Option<&Generator>" => ("Option<Generator>".into(), format!("{v}.as_ref()")),
+        "Option<&str>" => ("Option<String>".into(), format!("{v}.as_deref()")),
+        _ => (ty.to_string(), v.to_string()),
+    }
 }
 
 fn emit_options(sig: &OpSig) -> String {

@@ -90,10 +90,19 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
     for c in &constants {
         let _ = writeln!(s, "check_alpha(dtype, {c})?;");
     }
-    s.push_str("match dtype {\n");
     let dtypes: Vec<&str> =
         if float_only { FLOATS.to_vec() } else { FLOATS.iter().chain(INTS.iter()).copied().collect() };
     let const_args: String = constants.iter().map(|c| format!(", {c}")).collect();
+    if bool_out {
+        // An `out=` of another dtype than bool: the iterator computes in the common dtype and
+        // casts to `out`, so the loop writes 1 or 0 in the common dtype (as PyTorch does).
+        s.push_str("if iter.dtype(0) != DType::Bool {\nmatch dtype {\n");
+        for d in &dtypes {
+            let _ = writeln!(s, "DType::{d} => {name}_loop_numeric::<{}, _>(iter{const_args}),", rust_storage(d));
+        }
+        s.push_str("_ => {}\n}\nreturn Ok(());\n}\n");
+    }
+    s.push_str("match dtype {\n");
     for d in &dtypes {
         let _ = writeln!(s, "DType::{d} => {name}_loop::<{}, _>(iter{const_args}),", rust_storage(d));
     }
@@ -129,6 +138,13 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
         let fn_name = ["cpu_kernel_unary", "cpu_kernel_binary", "cpu_kernel_ternary"][params.len() - 1];
         let tys = vec!["S"; params.len()].join(", ");
         let _ = writeln!(s, "{fn_name}::<{tys}, bool>(iter, move |{}| {{ {loads} {body} }});\n}}", sp.join(", "));
+        let math_fn = ["cpu_kernel_unary_math", "cpu_kernel_binary_math", "cpu_kernel_ternary_math"][params.len() - 1];
+        let tp: Vec<String> = closure_params.iter().map(|p| format!("{p}: T")).collect();
+        let _ = writeln!(
+            s,
+            "#[inline(never)]\nfn {name}_loop_numeric<S: OpMath<Math = T>, T: {bound}>(iter: &TensorIterator{const_params}) {{\n{math_fn}::<S>(iter, move |{}| m::from_bool::<T>({body}));\n}}",
+            tp.join(", ")
+        );
     } else {
         let fn_name = match params.len() {
             1 => "cpu_kernel_unary_math",

@@ -137,13 +137,14 @@ pub(crate) fn check_shape(input: &Tensor, weight_sizes: &[i64], bias: Option<&Te
             )));
         }
         let (mut padded, mut kernel, mut fits) = (Vec::new(), Vec::new(), true);
+        // In i128: huge paddings and dilations must give an error, not a wrapped size.
         for i in 2..k {
-            padded.push(input.sizes()[i] + 2 * p.padding[i - 2]);
-            kernel.push(p.dilation[i - 2] * (weight_sizes[i] - 1) + 1);
+            padded.push(input.sizes()[i] as i128 + 2 * p.padding[i - 2] as i128);
+            kernel.push(p.dilation[i - 2] as i128 * (weight_sizes[i] as i128 - 1) + 1);
             fits &= padded[i - 2] >= kernel[i - 2];
         }
         if !fits {
-            let join = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(" x ");
+            let join = |v: &[i128]| v.iter().map(i128::to_string).collect::<Vec<_>>().join(" x ");
             return Err(Error::shape(format!(
                 "Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be greater than \
                  actual input size",
@@ -176,12 +177,22 @@ pub(crate) fn check_shape(input: &Tensor, weight_sizes: &[i64], bias: Option<&Te
 /// transposed convolution's own checks.
 pub(crate) fn output_sizes(input: &[i64], weight: &[i64], p: &Params) -> Result<Vec<i64>> {
     let dim = input.len() - 2;
+    // Spatial sizes are computed in i128 and must fit in i64 (huge paddings or dilations).
+    let fit = |v: i128| {
+        i64::try_from(v).map_err(|_| {
+            Error::value(format!(
+                "the output size {v} of the convolution does not fit in int64 (input {input:?}, weight {weight:?}, \
+                 padding {:?}, dilation {:?})",
+                p.padding, p.dilation
+            ))
+        })
+    };
     let mut out = vec![input[0]];
     if !p.transposed {
         out.push(weight[0]);
         for d in 0..dim {
-            let k = p.dilation[d] * (weight[d + 2] - 1) + 1;
-            out.push((input[d + 2] + 2 * p.padding[d] - k) / p.stride[d] + 1);
+            let k = p.dilation[d] as i128 * (weight[d + 2] as i128 - 1) + 1;
+            out.push(fit((input[d + 2] as i128 + 2 * p.padding[d] as i128 - k) / p.stride[d] as i128 + 1)?);
         }
         return Ok(out);
     }
@@ -196,12 +207,10 @@ pub(crate) fn output_sizes(input: &[i64], weight: &[i64], p: &Params) -> Result<
                 op[h], op[w], s[h], s[w], dl[h], dl[w]
             )));
         }
-        out.push(
-            (input[d + 2] - 1) * p.stride[d] - 2 * p.padding[d]
-                + p.dilation[d] * (weight[d + 2] - 1)
-                + p.output_padding[d]
-                + 1,
-        );
+        let (i, w) = (input[d + 2] as i128, weight[d + 2] as i128);
+        let (s, pad, dl, op) =
+            (p.stride[d] as i128, p.padding[d] as i128, p.dilation[d] as i128, p.output_padding[d] as i128);
+        out.push(fit((i - 1) * s - 2 * pad + dl * (w - 1) + op + 1)?);
     }
     if out[2..].iter().any(|&s| s < 1) {
         let join = |v: &[i64]| v.iter().map(i64::to_string).collect::<Vec<_>>().join(" x ");

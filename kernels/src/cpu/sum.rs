@@ -377,6 +377,10 @@ impl<T: SumElem> simd::InnerLoop for AddRows<'_, T> {
 
 fn sum_typed<T: SumElem>(iter: &TensorIterator) {
     let plan = ReducePlan::new(iter);
+    if plan.nout == 0 {
+        // An empty output (a kept dim of size 0): nothing to write.
+        return;
+    }
     let es = size_of::<T>() as isize;
     let inner_contiguous = plan.red.first().is_some_and(|r| r.1 == es);
     let columns = !inner_contiguous && !plan.red.is_empty() && plan.kept.first().is_some_and(|k| k.1 == es);

@@ -98,6 +98,13 @@ fn expand_masks(self_: &Tensor, indices: &[Option<Tensor>]) -> Result<Vec<Option
             Some(t) => out.push(Some(t.clone())),
         }
     }
+    if out.len() > self_.dim() {
+        return Err(Error::index(format!(
+            "too many indices for tensor of dimension {} (got {})",
+            self_.dim(),
+            out.len()
+        )));
+    }
     Ok(out)
 }
 

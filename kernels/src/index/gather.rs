@@ -49,6 +49,9 @@ fn scatter_shape_check(self_: &Tensor, dim: usize, index: &Tensor, src: Option<&
     if n != nonempty_dim(index) {
         return Err(Error::shape("Index tensor must have the same number of dimensions as self tensor"));
     }
+    if src.is_some_and(|s| nonempty_dim(s) != n) {
+        return Err(Error::shape("Index tensor must have the same number of dimensions as src tensor"));
+    }
     let mut wrong = false;
     for d in 0..n {
         let isz = nonempty_size(index, d)?;

@@ -78,7 +78,7 @@ impl Window {
 }
 
 /// `div_rtn`: division rounding toward negative infinity.
-fn div_rtn(a: i64, b: i64) -> i64 {
+fn div_rtn(a: i128, b: i128) -> i128 {
     let q = a / b;
     if (a % b != 0) && ((a < 0) != (b < 0)) {
         q - 1
@@ -102,16 +102,19 @@ pub(crate) fn pooling_output_shape(
     if pad < 0 {
         return Err(Error::value(format!("pad must be non-negative, but got pad: {pad}")));
     }
+    // In i128: a huge kernel, dilation or stride must give an error, not a wrapped size.
+    let (input, k, pad, stride, dilation) = (input as i128, k as i128, pad as i128, stride as i128, dilation as i128);
     if pad > ((k - 1) * dilation + 1) / 2 {
         return Err(Error::value(format!(
             "pad should be at most half of effective kernel size, but got pad={pad}, kernel_size={k} and dilation={dilation}"
         )));
     }
-    let mut out = div_rtn(input + 2 * pad - dilation * (k - 1) - 1 + if ceil { stride - 1 } else { 0 }, stride) + 1;
+    let num = input + 2 * pad - dilation * (k - 1) - 1 + if ceil { stride - 1 } else { 0 };
+    let mut out = div_rtn(num, stride) + 1;
     if ceil && (out - 1) * stride >= input + pad {
         out -= 1;
     }
-    Ok(out)
+    i64::try_from(out).map_err(|_| Error::value(format!("the pooling output size {out} does not fit in int64")))
 }
 
 /// Formats sizes as PyTorch prints them: `[2, 3]`.

@@ -82,10 +82,12 @@ impl ChunkCompositeImplicit for Composite {
             return Err(Error::value(format!("chunk expects `chunks` to be greater than 0, got: {chunks}")));
         }
         let dim_size = self_.size(dim)?;
-        let split_size = (dim_size + chunks - 1) / chunks;
-        if split_size == 0 && dim_size == 0 {
-            let mut sizes = vec![split_size; chunks as usize];
-            sizes[chunks as usize - 1] = split_size - (split_size * chunks - dim_size);
+        // `ceil(dim_size / chunks)`, without overflowing for huge `chunks`.
+        let split_size = dim_size / chunks + i64::from(dim_size % chunks != 0);
+        if dim_size == 0 {
+            // PyTorch returns `chunks` empty tensors here.
+            let mut sizes = oxten_runtime::error::try_vec_with_capacity(chunks as usize)?;
+            sizes.resize(chunks as usize, 0);
             return ops::split_with_sizes::call(self_, &sizes, dim);
         }
         ops::split::call(self_, split_size, dim)

@@ -137,12 +137,12 @@ pub struct HostAllocator;
 
 impl HostAllocator {
     fn oom(nbytes: usize) -> Error {
-        Error::runtime(format!("out of memory: tried to allocate {nbytes} bytes of host memory"))
+        Error::out_of_memory(nbytes as u128, "host memory")
     }
 
     fn layout(nbytes: usize) -> Result<Layout> {
         Layout::from_size_align(nbytes, align_for(nbytes))
-            .map_err(|_| Error::value(format!("cannot allocate {nbytes} bytes")))
+            .map_err(|_| Error::out_of_memory(nbytes as u128, "host memory"))
     }
 
     fn wrap(ptr: *mut u8, nbytes: usize, device: Device) -> DataPtr {

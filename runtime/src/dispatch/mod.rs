@@ -10,11 +10,13 @@
 mod ivalue;
 mod key;
 mod op;
+mod op_info;
 mod registry;
 mod tls;
 
 pub use ivalue::{pop_returns, FromIValue, IValue, IntoIValue, Stack};
 pub use key::{DispatchKey, KeySet, NUM_KEYS};
+pub use op_info::{arg, take_args, ArgInfo, OpInfo};
 pub use op::{BoxedFn, BoxedKernel, Kernel, Op, OperatorEntry, RegistrationKey, Resolved};
 pub use registry::{
     clear_fallback, define_op, find_op, list, op_names, register_boxed, register_fallback,

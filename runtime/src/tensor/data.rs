@@ -21,8 +21,8 @@ impl Tensor {
 
     /// Like [`Tensor::from_vec`], copying from a slice.
     pub fn from_slice<T: Element>(data: &[T], sizes: &[i64]) -> Result<Tensor> {
-        let numel: i64 = sizes.iter().product();
-        if sizes.iter().any(|&s| s < 0) || numel as usize != data.len() {
+        let numel = super::checked_numel(sizes).ok();
+        if numel != Some(data.len() as i64) {
             return Err(Error::shape(format!("shape {sizes:?} is invalid for input of size {}", data.len())));
         }
         let nbytes = std::mem::size_of_val(data);
@@ -33,7 +33,7 @@ impl Tensor {
             std::ptr::copy_nonoverlapping(data.as_ptr() as *const u8, storage.data_ptr_for_overwrite(), nbytes);
             storage.assume_init();
         }
-        Tensor::from_parts(storage, T::DTYPE, TensorLayout::contiguous(sizes))
+        Tensor::from_parts(storage, T::DTYPE, TensorLayout::contiguous(sizes)?)
     }
 
     /// A 0-dim CPU tensor.
@@ -55,8 +55,7 @@ impl Tensor {
             return Err(Error::device(format!("to_vec: tensor is on {}, not cpu", self.device())));
         }
         let l = self.layout();
-        let n = l.numel() as usize;
-        let mut out = Vec::with_capacity(n);
+        let mut out = crate::error::try_vec_with_capacity(l.numel() as usize)?;
         let base = self.data_ptr() as *const T;
         for_each_offset(&l.sizes, &l.strides, |off| {
             // SAFETY: every offset produced lies inside the layout's span, which `from_parts`

@@ -3,6 +3,7 @@
 
 use crate::device::MemoryFormat;
 use crate::dimvec::DimVec;
+use crate::error::{Error, Result};
 
 /// The geometry of a tensor over its storage, with the cached layout flags PyTorch keeps on
 /// `TensorImpl`. The flags are recomputed whenever sizes or strides change.
@@ -22,8 +23,12 @@ const CHANNELS_LAST_3D: u8 = 4;
 const NON_OVERLAPPING_AND_DENSE: u8 = 8;
 
 impl TensorLayout {
-    pub fn new(sizes: DimVec, strides: DimVec, offset: i64) -> TensorLayout {
-        debug_assert_eq!(sizes.len(), strides.len());
+    /// A layout after checking it the way PyTorch does: as many strides as sizes, sizes and
+    /// strides non-negative, a non-negative offset, and an element count and storage extent
+    /// (`offset + 1 + Σ (size-1)·stride`) that fit in `i64`. Every tensor's layout is built here,
+    /// so no later size, stride or offset arithmetic can overflow.
+    pub fn new(sizes: DimVec, strides: DimVec, offset: i64) -> Result<TensorLayout> {
+        check_geometry(&sizes, &strides, offset)?;
         let numel = sizes.iter().product();
         let mut flags = 0;
         if compute_contiguous(&sizes, &strides) {
@@ -38,22 +43,47 @@ impl TensorLayout {
         if flags & NON_OVERLAPPING_AND_DENSE == 0 && compute_non_overlapping_and_dense(&sizes, &strides) {
             flags |= NON_OVERLAPPING_AND_DENSE;
         }
-        TensorLayout { sizes, strides, offset, numel, flags }
+        Ok(TensorLayout { sizes, strides, offset, numel, flags })
     }
-    /// A row-major layout for `sizes`.
-    pub fn contiguous(sizes: &[i64]) -> TensorLayout {
+    /// A row-major layout for `sizes` (checked like [`new`](Self::new)).
+    pub fn contiguous(sizes: &[i64]) -> Result<TensorLayout> {
+        let numel = checked_numel(sizes)?;
         let strides = contiguous_strides(sizes);
         if sizes.len() >= 4 {
             // Channels-last flags may also hold (size-1 dims); compute them all.
             return TensorLayout::new(sizes.into(), strides, 0);
         }
-        TensorLayout {
-            numel: sizes.iter().product(),
+        Ok(TensorLayout {
+            numel,
             sizes: sizes.into(),
             strides,
             offset: 0,
             flags: CONTIGUOUS | NON_OVERLAPPING_AND_DENSE,
+        })
+    }
+    /// Bytes of storage the layout needs for elements of `elem_size` bytes: `(offset + span) ·
+    /// elem_size`, 0 for an empty tensor. [`new`](Self::new) checked the element extent; the
+    /// byte count is checked here.
+    pub fn storage_nbytes(&self, elem_size: usize) -> Result<usize> {
+        if self.numel == 0 {
+            return Ok(0);
         }
+        let elems = (self.offset + self.storage_span()) as u64;
+        elems
+            .checked_mul(elem_size as u64)
+            .filter(|&n| n <= isize::MAX as u64)
+            .map(|n| n as usize)
+            .ok_or_else(|| {
+                Error::new(
+                    crate::error::ErrorKind::OutOfMemory,
+                    format!(
+                        "out of memory: a tensor of sizes {:?} and strides {:?} needs {elems} elements of {elem_size} \
+                         bytes, more than memory can address",
+                        &self.sizes[..],
+                        &self.strides[..]
+                    ),
+                )
+            })
     }
     pub fn numel(&self) -> i64 {
         self.numel
@@ -91,11 +121,52 @@ impl TensorLayout {
 }
 
 /// Elements needed to hold a tensor of these sizes and strides: `1 + Σ (size-1)·stride`.
+/// Saturates at `i64::MAX` (a layout from [`TensorLayout::new`] never gets there).
 pub fn storage_span(sizes: &[i64], strides: &[i64]) -> i64 {
+    checked_span(sizes, strides).unwrap_or(i64::MAX)
+}
+
+fn checked_span(sizes: &[i64], strides: &[i64]) -> Option<i64> {
     if sizes.contains(&0) {
-        return 0;
+        return Some(0);
     }
-    1 + sizes.iter().zip(strides).map(|(&s, &st)| (s - 1) * st).sum::<i64>()
+    sizes.iter().zip(strides).try_fold(1i64, |acc, (&s, &st)| acc.checked_add((s - 1).checked_mul(st)?))
+}
+
+/// The element count of `sizes`, or PyTorch's error when it does not fit in `i64`. Negative
+/// sizes are an error too.
+pub fn checked_numel(sizes: &[i64]) -> Result<i64> {
+    if let Some(s) = sizes.iter().find(|&&s| s < 0) {
+        return Err(Error::value(format!("Trying to create tensor with negative dimension {s}: {sizes:?}")));
+    }
+    if sizes.contains(&0) {
+        return Ok(0);
+    }
+    sizes.iter().try_fold(1i64, |acc, &s| acc.checked_mul(s)).ok_or_else(|| {
+        Error::value(format!("the number of elements of a tensor of size {sizes:?} does not fit in int64"))
+    })
+}
+
+/// The checks of [`TensorLayout::new`].
+pub fn check_geometry(sizes: &[i64], strides: &[i64], offset: i64) -> Result<()> {
+    if sizes.len() != strides.len() {
+        return Err(Error::shape(format!(
+            "mismatch in length of strides and shape: sizes {sizes:?} and strides {strides:?}"
+        )));
+    }
+    checked_numel(sizes)?;
+    if let Some(st) = strides.iter().find(|&&st| st < 0) {
+        return Err(Error::value(format!("negative strides are not supported, got stride {st} in {strides:?}")));
+    }
+    if offset < 0 {
+        return Err(Error::value(format!("storage offset must be non-negative, got {offset}")));
+    }
+    if checked_span(sizes, strides).and_then(|span| span.checked_add(offset)).is_none() {
+        return Err(Error::value(format!(
+            "a tensor of sizes {sizes:?}, strides {strides:?} and storage offset {offset} reaches past the largest int64 element index"
+        )));
+    }
+    Ok(())
 }
 
 /// Row-major strides.
@@ -106,7 +177,8 @@ pub fn contiguous_strides(sizes: &[i64]) -> DimVec {
         let mut acc = 1i64;
         for i in (0..sizes.len()).rev() {
             buf[i] = acc;
-            acc *= sizes[i].max(1);
+            // Only an empty tensor's strides can exceed its element count; saturate them.
+            acc = acc.saturating_mul(sizes[i].max(1));
         }
         return DimVec::from_slice(&buf[..sizes.len()]);
     }
@@ -114,7 +186,7 @@ pub fn contiguous_strides(sizes: &[i64]) -> DimVec {
     let mut acc = 1i64;
     for i in (0..sizes.len()).rev() {
         strides[i] = acc;
-        acc *= sizes[i].max(1);
+        acc = acc.saturating_mul(sizes[i].max(1));
     }
     strides
 }
@@ -130,7 +202,7 @@ pub fn strides_for_format(sizes: &[i64], format: MemoryFormat) -> DimVec {
     let mut acc = 1i64;
     for &d in order {
         strides[d] = acc;
-        acc *= sizes[d].max(1);
+        acc = acc.saturating_mul(sizes[d].max(1));
     }
     strides
 }
@@ -146,7 +218,7 @@ pub fn compute_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
             if strides[i] != expected {
                 return false;
             }
-            expected *= sizes[i];
+            expected = expected.saturating_mul(sizes[i]);
         }
     }
     true
@@ -164,7 +236,7 @@ fn is_channels_last_contiguous(sizes: &[i64], strides: &[i64]) -> bool {
             if strides[d] != expected {
                 return false;
             }
-            expected *= sizes[d];
+            expected = expected.saturating_mul(sizes[d]);
         }
     }
     true
@@ -195,7 +267,7 @@ pub fn is_channels_last_strides(sizes: &[i64], strides: &[i64]) -> bool {
         }
         min = strides[d];
         if sizes[d] > 1 {
-            min *= sizes[d];
+            min = min.saturating_mul(sizes[d]);
         }
     }
     true
@@ -224,7 +296,7 @@ pub fn compute_non_overlapping_and_dense(sizes: &[i64], strides: &[i64]) -> bool
         if strides[d] != expected {
             return false;
         }
-        expected *= sizes[d];
+        expected = expected.saturating_mul(sizes[d]);
     }
     true
 }
@@ -234,7 +306,7 @@ mod tests {
     use super::*;
 
     fn lay(sizes: &[i64], strides: &[i64]) -> TensorLayout {
-        TensorLayout::new(sizes.into(), strides.into(), 0)
+        TensorLayout::new(sizes.into(), strides.into(), 0).unwrap()
     }
 
     #[test]

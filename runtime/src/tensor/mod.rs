@@ -12,8 +12,8 @@ mod layout;
 
 pub use element::Element;
 pub use layout::{
-    compute_contiguous, compute_non_overlapping_and_dense, contiguous_strides, is_channels_last_strides, storage_span,
-    strides_for_format, TensorLayout,
+    check_geometry, checked_numel, compute_contiguous, compute_non_overlapping_and_dense, contiguous_strides,
+    is_channels_last_strides, storage_span, strides_for_format, TensorLayout,
 };
 
 use crate::device::{Device, MemoryFormat};
@@ -55,13 +55,14 @@ impl Tensor {
         keys: KeySet,
         autograd: crate::autograd::AutogradSlot,
     ) -> Result<Tensor> {
-        let need = (layout.offset + layout.storage_span()) as usize * dtype.size();
-        if layout.numel() > 0 && need > storage.nbytes() {
+        let need = layout.storage_nbytes(dtype.size())?;
+        if need > storage.nbytes() {
             return Err(Error::shape(format!(
-                "layout {:?} with strides {:?} and offset {} needs {need} bytes but the storage has {}",
+                "setStorage: sizes {:?}, strides {:?} and storage offset {} of a {} tensor need {need} bytes, but the storage has {}",
                 &layout.sizes[..],
                 &layout.strides[..],
                 layout.offset,
+                dtype.name(),
                 storage.nbytes()
             )));
         }
@@ -84,9 +85,8 @@ impl Tensor {
     /// A contiguous tensor (the common case of `empty` and kernel outputs): strides and layout
     /// flags are built directly.
     fn empty_contiguous_impl(sizes: &[i64], dtype: DType, device: Device, deferred: bool) -> Result<Tensor> {
-        check_sizes(sizes)?;
-        let layout = TensorLayout::contiguous(sizes);
-        let nbytes = layout.numel() as usize * dtype.size();
+        let layout = TensorLayout::contiguous(sizes)?;
+        let nbytes = layout.storage_nbytes(dtype.size())?;
         let storage = if deferred { Storage::new_deferred(nbytes, device)? } else { Storage::new(nbytes, device)? };
         Tensor::from_parts(storage, dtype, layout)
     }
@@ -98,20 +98,10 @@ impl Tensor {
         device: Device,
         deferred: bool,
     ) -> Result<Tensor> {
-        check_sizes(sizes)?;
-        if sizes.len() != strides.len() {
-            return Err(Error::shape(format!("sizes {sizes:?} and strides {strides:?} have different lengths")));
-        }
-        if strides.iter().any(|&s| s < 0) {
-            return Err(Error::value(format!("negative strides are not supported: {strides:?}")));
-        }
-        let span = storage_span(sizes, strides) as usize;
-        let storage = if deferred {
-            Storage::new_deferred(span * dtype.size(), device)?
-        } else {
-            Storage::new(span * dtype.size(), device)?
-        };
-        Tensor::from_parts(storage, dtype, TensorLayout::new(sizes.into(), strides.into(), 0))
+        let layout = TensorLayout::new(sizes.into(), strides.into(), 0)?;
+        let nbytes = layout.storage_nbytes(dtype.size())?;
+        let storage = if deferred { Storage::new_deferred(nbytes, device)? } else { Storage::new(nbytes, device)? };
+        Tensor::from_parts(storage, dtype, layout)
     }
 
     /// Like [`empty`](Self::empty) with a deferred storage (see
@@ -197,13 +187,10 @@ impl Tensor {
     /// view op. Bounds are checked against the storage. Views of inference tensors are inference
     /// tensors and views of normal tensors are normal (also when taken in inference mode).
     pub fn alias_with_layout(&self, sizes: &[i64], strides: &[i64], offset: i64) -> Result<Tensor> {
-        if offset < 0 {
-            return Err(Error::value(format!("storage offset must be non-negative, got {offset}")));
-        }
         Tensor::from_parts_with(
             self.0.storage.clone(),
             self.0.dtype,
-            TensorLayout::new(sizes.into(), strides.into(), offset),
+            TensorLayout::new(sizes.into(), strides.into(), offset)?,
             self.0.keys,
             crate::autograd::AutogradSlot::alias_of(&self.0.autograd),
         )
@@ -267,6 +254,9 @@ impl Tensor {
     /// The size of dim `d` (negative `d` counts from the end).
     pub fn size(&self, d: i64) -> Result<i64> {
         let l = self.read_layout();
+        if l.dim() == 0 {
+            return Err(Error::index(format!("dimension specified as {d} but tensor has no dimensions")));
+        }
         let d = wrap_dim(d, l.dim())?;
         Ok(l.sizes[d])
     }
@@ -331,7 +321,7 @@ impl Tensor {
             let l = self.read_layout();
             let covers = l.offset == 0
                 && l.is_non_overlapping_and_dense()
-                && l.numel() as usize * self.0.dtype.size() == st.nbytes();
+                && l.storage_nbytes(self.0.dtype.size()).is_ok_and(|n| n == st.nbytes());
             if covers {
                 // SAFETY: forwarded to the caller; the tensor's elements are all of the bytes.
                 return (unsafe { st.data_ptr_for_overwrite() }, true);
@@ -344,10 +334,8 @@ impl Tensor {
 
     /// Sets sizes/strides/offset in place (`as_strided_`), growing the storage if needed.
     pub fn set_layout_(&self, sizes: &[i64], strides: &[i64], offset: i64) -> Result<()> {
-        check_sizes(sizes)?;
-        let layout = TensorLayout::new(sizes.into(), strides.into(), offset);
-        let need = if layout.numel() == 0 { 0 } else { (offset + layout.storage_span()) as usize };
-        self.0.storage.grow(need * self.dtype().size())?;
+        let layout = TensorLayout::new(sizes.into(), strides.into(), offset)?;
+        self.0.storage.grow(layout.storage_nbytes(self.dtype().size())?)?;
         *self.0.layout.write().unwrap_or_else(|e| e.into_inner()) = layout;
         Ok(())
     }
@@ -390,10 +378,7 @@ pub fn wrap_dim(d: i64, ndim: usize) -> Result<usize> {
 }
 
 fn check_sizes(sizes: &[i64]) -> Result<()> {
-    if let Some(s) = sizes.iter().find(|&&s| s < 0) {
-        return Err(Error::value(format!("negative dimension {s} in size {sizes:?}")));
-    }
-    Ok(())
+    layout::checked_numel(sizes).map(|_| ())
 }
 
 impl std::fmt::Debug for Tensor {
