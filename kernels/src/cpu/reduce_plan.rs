@@ -44,9 +44,12 @@ impl ReducePlan {
                 kept_out.push((0..no).map(|k| iter.strides(k)[d] as isize).collect());
             }
         }
+        // An empty output has nothing to compute (its strides need not tell its dims apart
+        // from the reduced ones, so the products below could be anything).
+        let empty_out = iter.output(0).numel() == 0;
         ReducePlan {
-            nred: red.iter().map(|r| r.0).product(),
-            nout: kept.iter().map(|k| k.0).product(),
+            nred: if empty_out { 0 } else { red.iter().map(|r| r.0).product() },
+            nout: if empty_out { 0 } else { kept.iter().map(|k| k.0).product() },
             red,
             kept,
             kept_out,

@@ -62,7 +62,7 @@ fn check_inputs(
 
 /// `X.numel() == N * C * HxW`, checked by PyTorch's kernel.
 fn check_numel(input: &Tensor, n: i64, c: i64, hxw: i64) -> Result<()> {
-    if input.numel() != n * c * hxw {
+    if n.checked_mul(c).and_then(|nc| nc.checked_mul(hxw)) != Some(input.numel()) {
         return Err(Error::runtime(format!(
             "Expected X.numel() == N * C * HxW to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.) (X of shape {:?}, N={n}, C={c}, HxW={hxw})",
             &input.sizes()[..]
@@ -228,10 +228,10 @@ fn back_plan(
         )));
     }
     for (name, t) in [("mean", mean), ("rstd", rstd)] {
-        if t.numel() != n * group {
+        if Some(t.numel()) != n.checked_mul(group) {
             return Err(Error::shape(format!(
                 "{name} must have N * group = {} elements, got {}",
-                n * group,
+                n as i128 * group as i128,
                 t.numel()
             )));
         }
@@ -287,8 +287,14 @@ fn backward<T: NormElem>(
     let (sum_dy, dot) = sums.split_at(nc);
     let d = l.c / g;
     let weight = |ch: usize| w.map_or(1.0, |w| w[ch]);
-    let mut dgamma = vec![0.0; l.c];
-    let mut dbeta = vec![0.0; l.c];
+    // `C` is only tied to the input's size when N > 0: allocate per-channel sums fallibly.
+    let zeros = |n: usize| -> Result<Vec<f64>> {
+        let mut v = oxten_runtime::error::try_vec_with_capacity(n)?;
+        v.resize(n, 0.0);
+        Ok(v)
+    };
+    let mut dgamma = zeros(l.c)?;
+    let mut dbeta = zeros(l.c)?;
     for i in 0..nc {
         let ch = i % l.c;
         dgamma[ch] += rstd[i / d] * dot[i];

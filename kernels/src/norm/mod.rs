@@ -262,9 +262,15 @@ pub(crate) fn suggest_format(x: &Tensor) -> MemoryFormat {
 /// viewed as rows of `C` channels.
 pub(crate) fn dense(x: &Tensor, format: MemoryFormat) -> Result<(Tensor, Ncs)> {
     let sizes = x.sizes();
-    let n = sizes[0] as usize;
     let c = sizes[1] as usize;
-    let s: usize = sizes[2..].iter().product::<i64>() as usize;
+    let (n, s) = if x.numel() == 0 {
+        // No elements: no loop over N or S may run (the other dims can be huge), while the
+        // per-channel statistics still have C entries, whose memory is asked for fallibly.
+        drop(oxten_runtime::error::try_vec_with_capacity::<[f64; 4]>(c)?);
+        (0, 0)
+    } else {
+        (sizes[0] as usize, sizes[2..].iter().product::<i64>() as usize)
+    };
     let x = if x.is_contiguous_as(format) { x.clone() } else { oxten_runtime::ops::contiguous::call(x, format)? };
     let last = format != MemoryFormat::Contiguous || s == 1;
     Ok((x, Ncs { n, c, s, last }))

@@ -31,14 +31,17 @@ impl SplitCompositeImplicit for Composite {
                 "split_size can only be 0 if dimension size is 0, but got dimension size of {dim_size}"
             )));
         }
-        let num_splits = if split_size == 0 { 1 } else { ((dim_size + split_size - 1) / split_size).max(1) };
-        let last = split_size - (split_size * num_splits - dim_size);
-        (0..num_splits)
-            .map(|i| {
-                let len = if i < num_splits - 1 { split_size } else { last };
-                ops::narrow::call(self_, dim, i * split_size, len)
-            })
-            .collect()
+        // `ceil(dim_size / split_size)` without overflow for a huge `split_size`.
+        let num_splits =
+            if split_size == 0 { 1 } else { (dim_size / split_size + i64::from(dim_size % split_size != 0)).max(1) };
+        let last = dim_size - (num_splits - 1) * split_size;
+        // A huge empty dim split into pieces asks for more handles than memory holds: an error.
+        let mut pieces = Tensor::try_reserve_handles(num_splits as usize)?;
+        for i in 0..num_splits {
+            let len = if i < num_splits - 1 { split_size } else { last };
+            pieces.push(ops::narrow::call(self_, dim, i * split_size, len)?);
+        }
+        Ok(pieces)
     }
 }
 
@@ -58,8 +61,9 @@ impl SplitWithSizesCompositeImplicit for Composite {
                      split_sizes={split_sizes:?}"
                 )));
             }
-            out.push(ops::slice::call(self_, dim, Some(start), Some(start + len), 1)?);
-            start += len;
+            // Saturating: sizes that overflow cannot sum to the dim's size, which is checked below.
+            out.push(ops::slice::call(self_, dim, Some(start), Some(start.saturating_add(len)), 1)?);
+            start = start.saturating_add(len);
         }
         if start != dim_size {
             return Err(Error::value(format!(

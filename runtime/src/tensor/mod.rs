@@ -196,6 +196,19 @@ impl Tensor {
         )
     }
 
+    /// An empty vector with room for `n` tensor handles, for ops that return one view per piece
+    /// (`split`, `chunk`). The handles themselves are allocated one by one later, and Rust aborts
+    /// the process when such an allocation fails; so the memory all `n` of them will take is
+    /// asked of the system up front (without touching it) and refused as an out-of-memory error.
+    /// An empty dim of size 2^40 split into pieces of 1 is then an error, not an abort.
+    pub fn try_reserve_handles(n: usize) -> Result<Vec<Tensor>> {
+        /// Bytes one view costs: the handle's shared state and its sizes and strides.
+        const BYTES_PER_HANDLE: usize = std::mem::size_of::<TensorImpl>() + 64;
+        let probe: Vec<[u8; BYTES_PER_HANDLE]> = crate::error::try_vec_with_capacity(n)?;
+        drop(probe);
+        crate::error::try_vec_with_capacity(n)
+    }
+
     /// The autograd slot of this tensor (see [`crate::autograd`]).
     pub(crate) fn autograd_slot(&self) -> &crate::autograd::AutogradSlot {
         &self.0.autograd

@@ -206,6 +206,13 @@ fn small_shape(rng: &mut Rng, plan: &CallPlan) -> Vec<i64> {
 
 fn tensor_arg(rng: &mut Rng, plan: &CallPlan, arg: &ArgInfo) -> Tensor {
     let shape = match rng.below(10) {
+        // Empty, but with huge other dims: element counts of products of sizes overflow.
+        _ if rng.chance(plan.huge * 0.1) => {
+            let mut s: Vec<i64> = (0..rng.range(2, 4)).map(|_| rng.pick(&[1 << 40, 1 << 40, 3])).collect();
+            let i = rng.below(s.len() as u64) as usize;
+            s[i] = 0;
+            s
+        }
         // Same shape as the rest of the call.
         0..=6 => plan.shape.clone(),
         // Broadcastable: trailing dims, or a 1 somewhere.
@@ -245,6 +252,10 @@ fn tensor_arg(rng: &mut Rng, plan: &CallPlan, arg: &ArgInfo) -> Tensor {
 pub fn make_tensor(rng: &mut Rng, shape: &[i64], dtype: DType, _plan: &CallPlan) -> Tensor {
     let rank = shape.len();
     let mut strides = vec![0i64; rank];
+    if shape.contains(&0) && shape.iter().any(|&n| n > 1 << 20) {
+        // A huge empty tensor: its contiguous strides would overflow; any strides do.
+        return Tensor::empty_strided(shape, &vec![1; rank], dtype, oxten::Device::Cpu).expect("an empty tensor");
+    }
     match rng.below(10) {
         // Permuted dims (transposes).
         6 | 7 if rank >= 2 => {
