@@ -2,6 +2,7 @@
 pub mod backend;
 pub mod derivatives;
 pub mod emit;
+pub mod kernel_impls;
 pub mod locate;
 pub mod model;
 pub mod pointwise;

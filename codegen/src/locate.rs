@@ -113,7 +113,7 @@ pub fn locate(
 }
 
 /// Every `.rs` file under `dir`.
-fn collect_rs(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+pub(crate) fn collect_rs(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for e in entries.flatten() {
         let p = e.path();

@@ -37,7 +37,36 @@ fn run(args: &[String]) -> Result<String, String> {
         Some("check") => {
             let fns = load(args.get(1))?;
             generate(args.get(1))?;
-            Ok(format!("{} operators OK (native_functions.yaml and derivatives.yaml)", fns.len()))
+            // The hand-written kernels beside the YAML must implement every `dispatch:` entry.
+            let path = args.get(1).map(PathBuf::from).unwrap_or_else(default_yaml);
+            let kernels = path.parent().unwrap_or(std::path::Path::new(".")).join("kernels/src");
+            if kernels.is_dir() {
+                let impls = oxten_codegen::kernel_impls::trait_impls(&kernels)?;
+                let backends = oxten_codegen::backend::in_tree_backends(&fns);
+                let missing = oxten_codegen::kernel_impls::missing_kernels(&fns, &backends, &impls);
+                if !missing.is_empty() {
+                    return Err(missing.join("\n"));
+                }
+            }
+            // Formulas may only call helpers, operator functions and Tensor methods that exist.
+            let root = path.parent().unwrap_or(std::path::Path::new("."));
+            let dpath = emit::derivatives_path(&path);
+            if let (true, Ok(text)) = (root.join("gen/src").is_dir(), std::fs::read_to_string(&dpath)) {
+                use oxten_codegen::derivatives::{parse_derivatives, scan_rust, unknown_calls, Vocabulary};
+                let file = dpath.display().to_string();
+                let ds = parse_derivatives(&text, &file, &fns).map_err(|e| e.join("\n"))?;
+                let (helpers, _) = scan_rust(&root.join("gen/src/autograd/helpers"))?;
+                let (_, mut methods) = scan_rust(&root.join("runtime/src"))?;
+                methods.extend(scan_rust(&root.join("gen/src"))?.1);
+                let unknown = unknown_calls(&ds, &file, &Vocabulary::new(&fns, helpers, methods));
+                if !unknown.is_empty() {
+                    return Err(unknown.join("\n"));
+                }
+            }
+            Ok(format!(
+                "{} operators OK (native_functions.yaml, derivatives.yaml and the kernels they name)",
+                fns.len()
+            ))
         }
         Some("write") => {
             let dir = args.get(1).ok_or(USAGE)?;

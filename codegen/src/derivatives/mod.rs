@@ -74,10 +74,12 @@
 //! autograd kernel records a `NotImplementedBackward` node, so the forward works and backward
 //! fails only if it reaches that node. The generated file lists them.
 
+mod calls;
 mod formula;
 mod load;
 mod resolve;
 
+pub use calls::{scan_rust, unknown_calls, Vocabulary};
 pub use formula::{meta_method, print_expr, MetaMethod, Refs, METADATA_METHODS};
 pub use load::{load, RawEntry, RawFormula};
 pub use resolve::{has_backend_kernel, Binding, Derivative, DiffInput, FieldSource, Formula, SavedField, ValueBy};

@@ -16,8 +16,8 @@ mod tls;
 
 pub use ivalue::{pop_returns, FromIValue, IValue, IntoIValue, Stack};
 pub use key::{DispatchKey, KeySet, NUM_KEYS};
-pub use op_info::{arg, take_args, ArgInfo, OpInfo};
 pub use op::{BoxedFn, BoxedKernel, Kernel, Op, OperatorEntry, RegistrationKey, Resolved};
+pub use op_info::{arg, take_args, ArgInfo, OpInfo};
 pub use registry::{
     clear_fallback, define_op, find_op, list, op_names, register_boxed, register_fallback,
     register_fallthrough_fallback, set_init_hook,

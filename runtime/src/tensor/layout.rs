@@ -69,21 +69,17 @@ impl TensorLayout {
             return Ok(0);
         }
         let elems = (self.offset + self.storage_span()) as u64;
-        elems
-            .checked_mul(elem_size as u64)
-            .filter(|&n| n <= isize::MAX as u64)
-            .map(|n| n as usize)
-            .ok_or_else(|| {
-                Error::new(
-                    crate::error::ErrorKind::OutOfMemory,
-                    format!(
-                        "out of memory: a tensor of sizes {:?} and strides {:?} needs {elems} elements of {elem_size} \
+        elems.checked_mul(elem_size as u64).filter(|&n| n <= isize::MAX as u64).map(|n| n as usize).ok_or_else(|| {
+            Error::new(
+                crate::error::ErrorKind::OutOfMemory,
+                format!(
+                    "out of memory: a tensor of sizes {:?} and strides {:?} needs {elems} elements of {elem_size} \
                          bytes, more than memory can address",
-                        &self.sizes[..],
-                        &self.strides[..]
-                    ),
-                )
-            })
+                    &self.sizes[..],
+                    &self.strides[..]
+                ),
+            )
+        })
     }
     pub fn numel(&self) -> i64 {
         self.numel

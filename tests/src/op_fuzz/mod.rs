@@ -198,7 +198,9 @@ pub fn fuzz_call(op: &OpInfo, seed: u64, trace: bool) -> (Outcome, String, bool,
     let cpu = catch_unwind(AssertUnwindSafe(|| (op.call_boxed)(&mut cpu_stack)));
     let cpu = match cpu {
         Err(p) => return (Outcome::Fail(format!("panicked: {}", take_panic(p))), args, false, false),
-        Ok(Err(e)) if e.message.starts_with("argument '") && e.kind == ErrorKind::DType && e.message.contains(", got ") => {
+        Ok(Err(e))
+            if e.message.starts_with("argument '") && e.kind == ErrorKind::DType && e.message.contains(", got ") =>
+        {
             return (Outcome::Skipped, args, false, false)
         }
         Ok(Err(e)) => return (Outcome::Err(e.kind, e.to_string()), args, false, false),

@@ -284,20 +284,16 @@ pub fn make_tensor(rng: &mut Rng, shape: &[i64], dtype: DType, _plan: &CallPlan)
         }
     }
     let offset = if rng.chance(0.15) { rng.range(1, 3) } else { 0 };
-    let span: i64 = if shape.contains(&0) { 0 } else { 1 + shape.iter().zip(&strides).map(|(&n, &s)| (n - 1) * s).sum::<i64>() };
+    let span: i64 =
+        if shape.contains(&0) { 0 } else { 1 + shape.iter().zip(&strides).map(|(&n, &s)| (n - 1) * s).sum::<i64>() };
     let len = (offset + span).max(1) as usize;
     let palette: &[f64] = if dtype.is_floating_point() {
         &[0.0, 1.0, -1.0, 0.5, 2.0, -3.0, 0.25, 10.0, 1.5, -0.75, f64::NAN, f64::INFINITY]
     } else {
         &[0.0, 1.0, 2.0, -1.0, 3.0, 0.0, 1.0, 4.0, -2.0, 5.0]
     };
-    let vals: Vec<f64> = (0..len)
-        .map(|_| if rng.chance(0.9) { palette[rng.below(8) as usize] } else { rng.pick(palette) })
-        .collect();
+    let vals: Vec<f64> =
+        (0..len).map(|_| if rng.chance(0.9) { palette[rng.below(8) as usize] } else { rng.pick(palette) }).collect();
     let base = Tensor::from_vec(vals, &[len as i64]).expect("a small 1-d tensor").to_dtype(dtype);
-    base.as_strided_with(
-        shape,
-        &strides,
-        oxten::options::AsStridedOpts { storage_offset: Some(offset) },
-    )
+    base.as_strided_with(shape, &strides, oxten::options::AsStridedOpts { storage_offset: Some(offset) })
 }
