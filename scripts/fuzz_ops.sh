@@ -13,7 +13,7 @@ seeds=("$@")
 cargo build --release --quiet -p oxten-tests --bin op_fuzz
 status=0
 for seed in "${seeds[@]}"; do
-  # 8 GiB of address space: enough for every sane call, too little for a 2^36-element tensor.
+  # 8 GiB of address space: enough for every sane call, too little for a 2^40-element tensor.
   ( ulimit -v 8388608; OXTEN_FUZZ_TRACE=${OXTEN_FUZZ_TRACE:-} ./target/release/op_fuzz --calls "$calls" --seed "$seed" ) || status=1
 done
 exit $status

@@ -12,7 +12,7 @@ const SEED: u64 = 20_261_127;
 #[test]
 fn no_operator_panics_or_disagrees_with_its_meta_function() {
     install_quiet_panic_hook();
-    let cfg = Config { seed: SEED, calls: 300_000, only: None, call: None };
+    let cfg = Config { seed: SEED, calls: 1_000_000, only: None, call: None };
     let ops = operators(None);
     let report = run(&cfg);
     let text = summary(&cfg, &report, ops.len());

@@ -20,8 +20,11 @@ fn t3() -> Tensor {
 const OK_CASES: [(&str, &str); 3] =
     [("slice_huge_bounds", "[1]"), ("max_pool2d_huge_stride", "[1, 1, 1, 1]"), ("argmin_empty_huge", "[0, 3]")];
 
+/// A named call whose result the child prints.
+type Case = (&'static str, Box<dyn Fn() -> oxten::Result<String>>);
+
 /// Every case returns the call's result; the child prints `ERR <kind> <message>` or `OK ...`.
-fn cases() -> Vec<(&'static str, Box<dyn Fn() -> oxten::Result<String>>)> {
+fn cases() -> Vec<Case> {
     let sizes = |t: Tensor| format!("{:?}", &t.sizes()[..]);
     vec![
         ("zeros_2e31_squared", Box::new(move || oxten::try_zeros(&[1 << 31, 1 << 31]).map(sizes))),

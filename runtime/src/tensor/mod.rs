@@ -399,3 +399,49 @@ impl std::fmt::Debug for Tensor {
         std::fmt::Display::fmt(self, f)
     }
 }
+
+/// Unit tests of the unsafe paths (element reads through strided views, storage growth), small
+/// enough for Miri (see the README's contributor section).
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iota(n: usize) -> Tensor {
+        Tensor::from_vec((0..n).map(|i| i as f32).collect(), &[n as i64]).unwrap()
+    }
+
+    #[test]
+    fn strided_views_read_the_right_elements() {
+        let t = iota(12);
+        // A transposed 3x4 view, an expanded row and an offset, stepped slice.
+        let tr = t.alias_with_layout(&[4, 3], &[1, 4], 0).unwrap();
+        assert_eq!(tr.to_vec::<f32>().unwrap(), [0., 4., 8., 1., 5., 9., 2., 6., 10., 3., 7., 11.]);
+        let ex = t.alias_with_layout(&[2, 3], &[0, 1], 5).unwrap();
+        assert_eq!(ex.to_vec::<f32>().unwrap(), [5., 6., 7., 5., 6., 7.]);
+        let st = t.alias_with_layout(&[3], &[4], 3).unwrap();
+        assert_eq!(st.to_vec::<f32>().unwrap(), [3., 7., 11.]);
+        // One past the end of the storage is refused, not read.
+        assert!(t.alias_with_layout(&[3], &[4], 4).is_err());
+        assert!(t.alias_with_layout(&[2], &[i64::MAX], 0).is_err());
+    }
+
+    #[test]
+    fn resize_grows_the_storage_and_keeps_the_elements() {
+        let t = iota(3);
+        t.resize_(&[2, 4], MemoryFormat::Contiguous).unwrap();
+        assert_eq!(t.storage().nbytes(), 32);
+        assert_eq!(t.to_vec::<f32>().unwrap(), [0., 1., 2., 0., 0., 0., 0., 0.]);
+        assert!(t.resize_(&[i64::MAX], MemoryFormat::Contiguous).is_err());
+        assert_eq!(t.sizes(), [2, 4]);
+    }
+
+    #[test]
+    fn layouts_that_overflow_are_errors() {
+        assert!(TensorLayout::new([1 << 32, 1 << 32].as_slice().into(), [1, 1].as_slice().into(), 0).is_err());
+        assert!(TensorLayout::new([3].as_slice().into(), [1].as_slice().into(), i64::MAX - 1).is_err());
+        assert!(TensorLayout::new([3].as_slice().into(), [-1].as_slice().into(), 0).is_err());
+        assert!(TensorLayout::contiguous(&[0, 1 << 40, 1 << 40]).is_ok_and(|l| l.numel() == 0));
+        let e = Tensor::empty(&[1 << 31, 1 << 31], DType::F32, Device::Cpu, MemoryFormat::Contiguous).unwrap_err();
+        assert_eq!(e.kind, crate::ErrorKind::OutOfMemory);
+    }
+}

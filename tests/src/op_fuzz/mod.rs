@@ -222,7 +222,7 @@ pub fn fuzz_call(op: &OpInfo, seed: u64, trace: bool) -> (Outcome, String, bool,
     // Backward through the first result that needs a gradient.
     let mut backward = false;
     let grad_out = cpu.iter().find_map(|v| match v {
-        // Huge views (an expand to 2^36 elements) are fine, but reducing them takes minutes.
+        // Huge views (an expand to 2^40 elements) are fine, but reducing them takes minutes.
         IValue::Tensor(t) if t.requires_grad() && t.dtype().is_floating_point() && t.numel() <= 1 << 20 => {
             Some(t.clone())
         }

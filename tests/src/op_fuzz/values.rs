@@ -3,7 +3,7 @@
 //! The draws lean towards calls that can succeed (tensors of one shape and dtype, dims in range)
 //! so that kernels run, and mix in what users get wrong: 0-size and 0-dim tensors, transposed,
 //! expanded, overlapping and offset views, every dtype, out-of-range and absurd integers
-//! (negative, 2^36, 2^62, i64::MAX), NaN and infinite floats, and `out=` tensors of the wrong
+//! (negative, 2^40, 2^44, 2^62, i64::MAX), NaN and infinite floats, and `out=` tensors of the wrong
 //! shape or dtype.
 
 use oxten::dispatch::{ArgInfo, IValue};
@@ -56,7 +56,7 @@ const DTYPES: [DType; 10] = [
 
 /// Integers that overflow sizes, strides and offsets, or ask for absurd amounts of memory
 /// (large enough that the allocation is refused rather than made).
-pub const HUGE_INTS: [i64; 6] = [1 << 36, 1 << 40, 1 << 62, i64::MAX, i64::MIN, -(1 << 40)];
+pub const HUGE_INTS: [i64; 6] = [1 << 44, 1 << 40, 1 << 62, i64::MAX, i64::MIN, -(1 << 40)];
 
 /// The shared shape and dtype most tensors of one call use.
 pub struct CallPlan {
