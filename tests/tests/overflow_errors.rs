@@ -234,3 +234,25 @@ fn scatter_checks_index_up_front() {
     let e = x.try_scatter_add(0, &index.view(&[2]), &src).unwrap_err();
     assert_eq!(e.message, "Index tensor must have the same number of dimensions as self tensor");
 }
+
+/// An `out=` tensor that is also an input is not resized under the kernel (the issue's `mv`
+/// panic): an error when it would have to be; the usual in-place-like use still works.
+#[test]
+fn out_tensors_that_are_inputs_are_not_resized_before_they_are_read() {
+    oxten::init();
+    let a = oxten::ones(&[4, 2]);
+    let v = oxten::ones(&[2]);
+    let e = oxten::try_mv_out(&a, &v, &a).unwrap_err();
+    assert_eq!((e.op.as_str(), e.kind), ("mv.out", ErrorKind::Overlap), "{e}");
+    assert_eq!(a.sizes(), [4, 2]);
+    // Structured kernels: mm.out whose out is `self` of another shape.
+    let b = oxten::ones(&[2, 3]);
+    let sq = oxten::ones(&[2, 2]);
+    let e = oxten::try_mm_out(&sq, &b, &sq).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Overlap, "{e}");
+    assert!(e.message.contains("is also an input"), "{e}");
+    // Same shape: allowed, as in PyTorch (`torch.add(x, x, out=x)`).
+    let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap();
+    oxten::try_add_out(&x, &x, &x).unwrap();
+    assert_eq!(x.to_vec::<f32>().unwrap(), [2.0, 4.0]);
+}

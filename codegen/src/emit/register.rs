@@ -4,7 +4,7 @@
 //! `register` function putting the key's kernels into the dispatcher. `register.rs` holds the
 //! modules and `register_all`, which calls each.
 
-use super::names::camel;
+use super::names::{camel, TensorArg};
 use super::sig::OpSig;
 use super::structured::StructuredOp;
 use super::RUNTIME_IMPORTS;
@@ -60,7 +60,27 @@ fn emit_wrapper(s: &mut String, st: &StructuredOp, member: &OpSig, b: &BackendIn
         }
         SchemaKind::Out => {
             let outs: Vec<&str> = member.args.iter().filter(|a| a.is_out).map(|a| a.ident.as_str()).collect();
-            let _ = writeln!(s, "let mut outs = StructuredOutputs::out(&[{}]);", outs.join(", "));
+            // Tensor inputs, so that an out= tensor that is also an input is not resized.
+            let ins: Vec<String> = member
+                .args
+                .iter()
+                .filter(|a| !a.is_out)
+                .filter_map(|a| match a.tensor_kind() {
+                    TensorArg::One => Some(format!("Some({})", a.ident)),
+                    TensorArg::Optional => Some(a.ident.clone()),
+                    _ => None,
+                })
+                .collect();
+            if ins.is_empty() {
+                let _ = writeln!(s, "let mut outs = StructuredOutputs::out(&[{}]);", outs.join(", "));
+            } else {
+                let _ = writeln!(
+                    s,
+                    "let mut outs = StructuredOutputs::out(&[{}]).with_inputs(&[{}]);",
+                    outs.join(", "),
+                    ins.join(", ")
+                );
+            }
         }
         _ => {
             let _ = writeln!(s, "let mut outs = StructuredOutputs::functional({n_out});");

@@ -311,13 +311,22 @@ fn mv_output(self_: &Tensor, vec: &Tensor, cpu: bool) -> Result<Tensor> {
     Tensor::empty_deferred(&[self_.sizes()[0]], vec.dtype(), self_.device(), MemoryFormat::Contiguous)
 }
 
-/// `mv(out=)`'s checks, and `out` resized.
+/// `mv(out=)`'s checks, and `out` resized (an error when `out` is an input that would have to be
+/// resized before the product reads it).
 fn mv_out_checked(self_: &Tensor, vec: &Tensor, out: &Tensor, cpu: bool) -> Result<()> {
     mv_check(self_, vec, out.dtype())?;
     if cpu {
         cpu_dtype_check(self_)?;
     }
-    resize_output(out, &[self_.sizes()[0]])
+    let m = self_.sizes()[0];
+    if (out.is_same(self_) || out.is_same(vec)) && out.sizes() != [m] {
+        return Err(Error::overlap(format!(
+            "unsupported operation: the out= tensor of sizes {:?} is also an input, and would have to be resized to \
+             [{m}] before it is read. Please pass another tensor as out=.",
+            &out.sizes()[..]
+        )));
+    }
+    resize_output(out, &[m])
 }
 
 impl MvCpu for Cpu {

@@ -40,12 +40,20 @@ pub struct StructuredOutputs {
     given: Slots,
     /// The tensor each slot resolves to once `set_output` ran.
     results: Slots,
+    /// Identities ([`Tensor::impl_id`]) of the inputs, for the out= mode: an `out=` tensor that
+    /// is also an input must not be resized before the kernel has read it.
+    inputs: SmallVec<usize, 4>,
 }
 
 impl StructuredOutputs {
     /// `n` outputs, each allocated by `set_output`.
     pub fn functional(n: usize) -> Self {
-        StructuredOutputs { mode: OutputMode::Functional, given: none_slots(n), results: none_slots(n) }
+        StructuredOutputs {
+            mode: OutputMode::Functional,
+            given: none_slots(n),
+            results: none_slots(n),
+            inputs: SmallVec::new(),
+        }
     }
 
     /// One output, `self_`, written in place.
@@ -54,6 +62,7 @@ impl StructuredOutputs {
             mode: OutputMode::Inplace,
             given: [Some(self_.clone())].into_iter().collect(),
             results: none_slots(1),
+            inputs: SmallVec::new(),
         }
     }
 
@@ -63,7 +72,15 @@ impl StructuredOutputs {
             mode: OutputMode::Out,
             given: outs.iter().map(|t| Some((*t).clone())).collect(),
             results: none_slots(outs.len()),
+            inputs: SmallVec::new(),
         }
+    }
+
+    /// Records the call's tensor inputs (out= mode): resizing an `out=` tensor that is one of
+    /// them would change an input before the kernel reads it, so that is an error.
+    pub fn with_inputs(mut self, inputs: &[Option<&Tensor>]) -> Self {
+        self.inputs = inputs.iter().flatten().map(|t| t.impl_id()).collect();
+        self
     }
 
     /// Slots that are given (`Some`) behave like `out=`; missing ones are allocated. This is what
@@ -71,7 +88,7 @@ impl StructuredOutputs {
     pub(crate) fn from_given(given: impl IntoIterator<Item = Option<Tensor>>) -> Self {
         let given: Slots = given.into_iter().collect();
         let n = given.len();
-        StructuredOutputs { mode: OutputMode::Out, given, results: none_slots(n) }
+        StructuredOutputs { mode: OutputMode::Out, given, results: none_slots(n), inputs: SmallVec::new() }
     }
 
     pub fn mode(&self) -> OutputMode {
@@ -121,6 +138,13 @@ impl StructuredOutputs {
                 t
             }
             Some(t) => {
+                if t.sizes() != sizes && self.inputs.contains(&t.impl_id()) {
+                    return Err(Error::overlap(format!(
+                        "unsupported operation: the out= tensor of sizes {:?} is also an input, and would have to be \
+                         resized to {sizes:?} before it is read. Please pass another tensor as out=.",
+                        &t.sizes()[..]
+                    )));
+                }
                 resize_out(&t, sizes, strides, dtype, device)?;
                 t
             }

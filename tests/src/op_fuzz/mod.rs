@@ -177,7 +177,20 @@ pub fn run(cfg: &Config) -> Report {
 /// Draws the arguments of one call.
 pub fn draw_args(op: &OpInfo, rng: &mut Rng) -> Stack {
     let plan = CallPlan::draw(rng);
-    op.args.iter().map(|a| values::draw(rng, &plan, a)).collect()
+    let mut stack: Stack = op.args.iter().map(|a| values::draw(rng, &plan, a)).collect();
+    // Sometimes an `out=` tensor is one of the inputs (PyTorch checks such overlap).
+    for i in 0..stack.len() {
+        if op.args[i].out && rng.chance(0.15) {
+            let inputs: Vec<Tensor> = stack[..i]
+                .iter()
+                .filter_map(|v| if let IValue::Tensor(t) = v { Some(t.clone()) } else { None })
+                .collect();
+            if !inputs.is_empty() {
+                stack[i] = IValue::Tensor(inputs[rng.below(inputs.len() as u64) as usize].clone());
+            }
+        }
+    }
+    stack
 }
 
 /// One call: returns the outcome, a description of the arguments, whether the shapes were
@@ -202,6 +215,15 @@ pub fn fuzz_call(op: &OpInfo, seed: u64, trace: bool) -> (Outcome, String, bool,
             if e.message.starts_with("argument '") && e.kind == ErrorKind::DType && e.message.contains(", got ") =>
         {
             return (Outcome::Skipped, args, false, false)
+        }
+        // The error names the operator that was called (inner ones follow in `inner`).
+        Ok(Err(e)) if e.op != op.name => {
+            return (
+                Outcome::Fail(format!("the error names `{}`, not the called operator: {e}", e.op)),
+                args,
+                false,
+                false,
+            )
         }
         Ok(Err(e)) => return (Outcome::Err(e.kind, e.to_string()), args, false, false),
         Ok(Ok(())) => cpu_stack,
