@@ -110,21 +110,14 @@ pub fn call_seed(seed: u64, i: u64) -> u64 {
     Rng::new(seed ^ i.wrapping_mul(0x2545_f491_4f6c_dd1d)).next_u64()
 }
 
-/// The operators the fuzzer calls.
+/// The operators the fuzzer calls: all, or the one named by `only` (`add.Tensor`), or those
+/// starting with its prefix (`add*`).
 pub fn operators(only: Option<&str>) -> Vec<OpInfo> {
-    oxten::ops::operator_infos().into_iter().filter(|o| only.is_none_or_contains(o.name)).collect()
-}
-
-trait OnlyFilter {
-    fn is_none_or_contains(&self, name: &str) -> bool;
-}
-impl OnlyFilter for Option<&str> {
-    fn is_none_or_contains(&self, name: &str) -> bool {
-        match self {
-            None => true,
-            Some(s) => name == *s || (s.ends_with('*') && name.starts_with(s.trim_end_matches('*'))),
-        }
-    }
+    let selected = |name: &str| match only {
+        None => true,
+        Some(s) => name == s || (s.ends_with('*') && name.starts_with(s.trim_end_matches('*'))),
+    };
+    oxten::ops::operator_infos().into_iter().filter(|o| selected(o.name)).collect()
 }
 
 /// Runs the configured calls.

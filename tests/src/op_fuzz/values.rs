@@ -102,7 +102,7 @@ pub fn draw(rng: &mut Rng, plan: &CallPlan, arg: &ArgInfo) -> IValue {
                     } else {
                         let dtype = rng.pick(&[DType::I64, DType::I64, DType::Bool, DType::I32, DType::F32]);
                         let shape = small_shape(rng, plan);
-                        Some(make_tensor(rng, &shape, dtype, plan))
+                        Some(make_tensor(rng, &shape, dtype))
                     }
                 })
                 .collect();
@@ -240,7 +240,7 @@ fn tensor_arg(rng: &mut Rng, plan: &CallPlan, arg: &ArgInfo) -> Tensor {
         rng.pick(&DTYPES)
     };
     let out_shape = if arg.out && rng.chance(0.4) { vec![rng.pick(&[0i64, 1, 7])] } else { shape };
-    let t = make_tensor(rng, &out_shape, dtype, plan);
+    let t = make_tensor(rng, &out_shape, dtype);
     if dtype.is_floating_point() && !arg.write && rng.chance(0.15) {
         return t.requires_grad_(true);
     }
@@ -249,7 +249,7 @@ fn tensor_arg(rng: &mut Rng, plan: &CallPlan, arg: &ArgInfo) -> Tensor {
 
 /// A tensor of `shape` and `dtype` with random values, in a random layout: contiguous,
 /// permuted, expanded, overlapping, or offset into a larger storage.
-pub fn make_tensor(rng: &mut Rng, shape: &[i64], dtype: DType, _plan: &CallPlan) -> Tensor {
+pub fn make_tensor(rng: &mut Rng, shape: &[i64], dtype: DType) -> Tensor {
     let rank = shape.len();
     let mut strides = vec![0i64; rank];
     if shape.contains(&0) && shape.iter().any(|&n| n > 1 << 20) {
