@@ -5,7 +5,10 @@ use super::bf16_gemm::widen;
 use super::engine::{self, Dims, Operand};
 use super::{not_implemented, resize_output};
 use crate::generated::decls::{DotCpu, DotMeta, DotOutCompositeExplicit, MvCpu, MvMeta, MvOutCpu, MvOutMeta};
-use crate::iter::{copy_, get_overlap_status, has_internal_overlap, scalar_type_name, MemOverlap, MemOverlapStatus};
+use crate::iter::{
+    check_out_input_keeps_sizes, copy_, get_overlap_status, has_internal_overlap, scalar_type_name, MemOverlap,
+    MemOverlapStatus,
+};
 use crate::math::Element;
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
@@ -319,12 +322,8 @@ fn mv_out_checked(self_: &Tensor, vec: &Tensor, out: &Tensor, cpu: bool) -> Resu
         cpu_dtype_check(self_)?;
     }
     let m = self_.sizes()[0];
-    if (out.is_same(self_) || out.is_same(vec)) && out.sizes() != [m] {
-        return Err(Error::overlap(format!(
-            "unsupported operation: the out= tensor of sizes {:?} is also an input, and would have to be resized to \
-             [{m}] before it is read. Please pass another tensor as out=.",
-            &out.sizes()[..]
-        )));
+    if out.is_same(self_) || out.is_same(vec) {
+        check_out_input_keeps_sizes(out, &[m])?;
     }
     resize_output(out, &[m])
 }

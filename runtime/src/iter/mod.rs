@@ -60,7 +60,7 @@ pub use copy_stub::{copy_stub, register_copy_stub, to_dtype, CopyStub};
 pub(crate) use dtypes::result_type as result_type_raw;
 pub use dtypes::{infer_size, scalar_type_name};
 pub use iterator::{parallel_chunks, SendPtr, TensorIterator};
-pub use outputs::{OutputMode, StructuredOutputs};
+pub use outputs::{check_out_input_keeps_sizes, OutputMode, StructuredOutputs};
 pub use overlap::{
     assert_no_internal_overlap, assert_no_overlap, assert_no_partial_overlap, get_overlap_status, has_internal_overlap,
     MemOverlap, MemOverlapStatus,

@@ -138,12 +138,8 @@ impl StructuredOutputs {
                 t
             }
             Some(t) => {
-                if t.sizes() != sizes && self.inputs.contains(&t.impl_id()) {
-                    return Err(Error::overlap(format!(
-                        "unsupported operation: the out= tensor of sizes {:?} is also an input, and would have to be \
-                         resized to {sizes:?} before it is read. Please pass another tensor as out=.",
-                        &t.sizes()[..]
-                    )));
+                if self.inputs.contains(&t.impl_id()) {
+                    check_out_input_keeps_sizes(&t, sizes)?;
                 }
                 resize_out(&t, sizes, strides, dtype, device)?;
                 t
@@ -202,6 +198,20 @@ fn check_inplace(t: &Tensor, sizes: &[i64], dtype: DType, device: Device) -> Res
 
 /// PyTorch's `resize_out`: check device and dtype, then resize; only a tensor that was actually
 /// resized gets the requested strides.
+/// The check for an `out=` tensor that is also one of the call's inputs: resizing it would change
+/// the input before the kernel reads it, so it must already have `sizes`. Shared by the
+/// structured out= wrappers and hand-written out= kernels.
+pub fn check_out_input_keeps_sizes(out: &Tensor, sizes: &[i64]) -> Result<()> {
+    if out.sizes() == sizes {
+        return Ok(());
+    }
+    Err(Error::overlap(format!(
+        "unsupported operation: the out= tensor of sizes {:?} is also an input, and would have to be resized to \
+         {sizes:?} before it is read. Please pass another tensor as out=.",
+        &out.sizes()[..]
+    )))
+}
+
 fn resize_out(t: &Tensor, sizes: &[i64], strides: Option<&[i64]>, dtype: DType, device: Device) -> Result<()> {
     if t.device() != device {
         return Err(Error::device(format!(
