@@ -8,8 +8,9 @@ fn main() {
     let gen = oxten_codegen::emit::generate_from_file(std::path::Path::new(&yaml))
         .unwrap_or_else(|errors| panic!("native_functions.yaml has errors:\n{}", errors.join("\n")));
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    // The declarations (`decls.rs` and one `decls_<key>.rs` per backend) and `pointwise.rs`.
-    for (name, text) in gen.files.iter().filter(|(n, _)| n.starts_with("decls") || *n == "pointwise.rs") {
+    // The declarations (`decls.rs` and one `decls_<key>.rs` per backend), `pointwise.rs` and
+    // `pointwise_cuda.rs`.
+    for (name, text) in gen.files.iter().filter(|(n, _)| n.starts_with("decls") || n.starts_with("pointwise")) {
         std::fs::write(out.join(name), text).expect("write generated file");
     }
 }

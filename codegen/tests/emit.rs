@@ -25,6 +25,7 @@ fn generation_is_deterministic() {
             "decls_meta.rs",
             "ops.rs",
             "pointwise.rs",
+            "pointwise_cuda.rs",
             "register.rs",
             "register_composite_explicit_autograd.rs",
             "register_composite_implicit_autograd.rs",
@@ -315,4 +316,45 @@ fn where_lists_every_place_an_operator_lives() {
     let n: usize = line.trim().split_once(':').unwrap().1.split_whitespace().next().unwrap().parse().unwrap();
     assert!(g.get("decls_cpu.rs").lines().nth(n - 1).unwrap().contains("pub trait GeluOutCpu"));
     assert!(oxten_codegen::locate::locate("nope", &fns, &ds, &g, &kernels).unwrap_err().contains("no operator named"));
+}
+
+/// The CUDA impls of pointwise ops: the expression spelled in CUDA C over the kernel's locals,
+/// with the dtype rules the launcher needs, one per `pointwise:` op.
+#[test]
+fn pointwise_ops_get_cuda_impls_from_their_expression() {
+    let g = generate_from_str(REPO_YAML, "native_functions.yaml").unwrap();
+    let cuda = &g.files["pointwise_cuda.rs"];
+    let cpu = &g.files["pointwise.rs"];
+    // One CUDA impl per pointwise op (each has one meta function).
+    assert_eq!(cuda.matches("\npub fn ").count(), cpu.matches("\npub fn ").count() / 2);
+    for op in ["add_out", "exp_out", "softplus_out", "eq_tensor_out", "threshold_backward_grad_input"] {
+        assert!(cuda.contains(&format!("pub fn {op}_cuda(")), "{op}");
+    }
+    let start = cuda.find("/// CUDA impl of `add.out").unwrap();
+    let end = cuda[start..].find("\n}\n").unwrap() + start + 2;
+    expect![[r#"
+        /// CUDA impl of `add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)` (generated from `pointwise: self + alpha * other`).
+        #[allow(unused_variables)]
+        pub fn add_out_cuda(
+            iter: &TensorIterator,
+            self_: &Tensor,
+            other: &Tensor,
+            alpha: Scalar,
+        ) -> Result<()> {
+            static KERNEL: PointwiseKernel = PointwiseKernel {
+                op: "add.out",
+                expr: "T(a1 + T(c0 * a2))",
+                arity: 2,
+                float_only: false,
+                bool_out: false,
+                bool_ok: true,
+            };
+            launch_pointwise(iter, &KERNEL, &[alpha])
+        }"#]]
+    .assert_eq(&cuda[start..end]);
+    assert!(cuda.contains(r#"expr: "ox_where((T(a1 * a2) > a3), a1, T(ox_log1p(ox_exp(T(a1 * a2))) / a2))""#));
+    // Registered at the CUDA key next to the CPU's wrappers.
+    assert!(g.files["register_cuda.rs"].contains("::oxten_kernels::generated::pointwise_cuda::add_out_cuda("));
+    assert!(g.files["register_cuda.rs"]
+        .contains("ops::add::OP.register(RegistrationKey::Key(DispatchKey::Cuda), add_cuda);"));
 }

@@ -40,6 +40,8 @@ pub use oxten_runtime::{
 
 pub mod autocast;
 pub mod autograd;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod nn;
 pub mod optim;
 pub mod safetensors;
@@ -57,6 +59,8 @@ pub fn init() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         oxten_kernels::cpu::register();
+        #[cfg(feature = "cuda")]
+        oxten_kernels::cuda::register();
         register::register_all();
         autograd::register_autograd();
         autocast::register_autocast();

@@ -14,6 +14,8 @@ mod checks;
 mod conv;
 mod convert;
 pub mod cpu;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 mod factory;
 mod index;
 mod linalg;
@@ -48,6 +50,12 @@ pub mod generated {
     #[allow(clippy::too_many_arguments, clippy::needless_lifetimes)]
     pub mod pointwise {
         include!(concat!(env!("OUT_DIR"), "/pointwise.rs"));
+    }
+    /// CUDA impls of `pointwise:` operators.
+    #[cfg(feature = "cuda")]
+    #[allow(clippy::too_many_arguments, clippy::needless_lifetimes)]
+    pub mod pointwise_cuda {
+        include!(concat!(env!("OUT_DIR"), "/pointwise_cuda.rs"));
     }
 }
 

@@ -261,6 +261,17 @@ impl PhiloxStream {
         PhiloxStream { key: [seed as u32, (seed >> 32) as u32], start: offset }
     }
 
+    /// The Philox key (the generator's seed).
+    pub fn seed(&self) -> u64 {
+        u64::from(self.key[0]) | (u64::from(self.key[1]) << 32)
+    }
+
+    /// The counter of block 0 (the generator's offset when the blocks were reserved): a device
+    /// computes block `i` as Philox of the counter `start + i` under [`seed`](Self::seed).
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
     /// Block `i`: four random `u32` words.
     #[inline]
     pub fn block(&self, i: u64) -> [u32; 4] {

@@ -7,6 +7,8 @@
 pub mod alloc;
 pub mod autocast;
 pub mod autograd;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod device;
 pub mod dimvec;
 pub mod dispatch;

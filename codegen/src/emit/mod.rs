@@ -173,11 +173,13 @@ pub fn generate_with_derivatives(
     let backends = in_tree_backends(fns);
     let decl_list = decls::collect(&sigs, &structured, &backends).map_err(|e| vec![e])?;
     let pw = pointwise::emit_pointwise_file(&structured).map_err(|e| vec![e])?;
+    let pw_cuda = pointwise::emit_pointwise_cuda_file(&structured).map_err(|e| vec![e])?;
     let ag = autograd::emit_autograd(fns, derivatives).map_err(|e| vec![e])?;
     let mut raw = vec![
         ("ops.rs".to_string(), ops::emit_ops(&sigs)),
         ("decls.rs".into(), decls::emit_decls(&decl_list, &structured, &backends)),
         ("pointwise.rs".into(), pw),
+        ("pointwise_cuda.rs".into(), pw_cuda),
         ("register.rs".into(), register::emit_register(&backends)),
         ("autograd.rs".into(), ag),
         ("autocast.rs".into(), autocast::emit_autocast(&sigs)),

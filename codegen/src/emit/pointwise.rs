@@ -201,3 +201,56 @@ pub fn emit_pointwise_file(structured: &[StructuredOp]) -> Result<String, String
     }
     Ok(s)
 }
+
+/// The CUDA impl of one pointwise op: the expression in CUDA C over the kernel's locals
+/// (`a1`, `a2`, `a3` for the loop operands in iterator order, `c0` for `alpha`), handed with
+/// its dtype rules to the CUDA backend's launcher, which instantiates, compiles (NVRTC, cached)
+/// and launches it for the dtypes and layout of each call.
+pub fn emit_pointwise_cuda(st: &StructuredOp) -> Result<String, String> {
+    let expr = parse_expr(st)?;
+    let mut loop_args: Vec<&super::sig::RustArg> =
+        st.inputs().into_iter().filter(|a| a.tensor_kind_is_one() || (a.is_scalar() && a.name != "alpha")).collect();
+    if let Some(order) = &st.pointwise_operands {
+        loop_args.sort_by_key(|a| order.iter().position(|n| *n == a.name).unwrap_or(usize::MAX));
+    }
+    let constants: Vec<&super::sig::RustArg> =
+        st.inputs().into_iter().filter(|a| a.is_scalar() && a.name == "alpha").collect();
+    let mut locals: Vec<(String, String)> =
+        loop_args.iter().enumerate().map(|(k, a)| (a.name.clone(), format!("a{}", k + 1))).collect();
+    locals.extend(constants.iter().enumerate().map(|(j, a)| (a.name.clone(), format!("c{j}"))));
+    let body = expr.emit(&crate::pointwise::CudaTarget { locals });
+    let name = &st.out.name;
+    let consts: Vec<&str> = constants.iter().map(|a| a.ident.as_str()).collect();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "/// CUDA impl of `{}` (generated from `pointwise: {}`).",
+        st.out.f.func,
+        st.pointwise.as_deref().unwrap_or("")
+    );
+    let _ = writeln!(s, "#[allow(unused_variables)]\npub fn {name}_cuda({}) -> Result<()> {{", st.impl_params());
+    let _ = writeln!(
+        s,
+        "static KERNEL: PointwiseKernel = PointwiseKernel {{ op: {:?}, expr: {:?}, arity: {}, float_only: {}, bool_out: {}, bool_ok: {} }};",
+        st.out.schema_name,
+        body,
+        loop_args.len(),
+        expr.requires_float(),
+        expr.returns_bool(),
+        expr.supports_bool()
+    );
+    let _ = writeln!(s, "launch_pointwise(iter, &KERNEL, &[{}])\n}}", consts.join(", "));
+    Ok(s)
+}
+
+/// The file of generated CUDA impls of pointwise ops (compiled with the `cuda` feature).
+pub fn emit_pointwise_cuda_file(structured: &[StructuredOp]) -> Result<String, String> {
+    let mut s = String::new();
+    s.push_str("#[allow(unused_imports)] use oxten_runtime::{Result, Scalar, Tensor};\n");
+    s.push_str("#[allow(unused_imports)] use oxten_runtime::iter::TensorIterator;\n");
+    s.push_str("use crate::cuda::pointwise::{launch_pointwise, PointwiseKernel};\n");
+    for st in structured.iter().filter(|st| st.pointwise.is_some()) {
+        s.push_str(&emit_pointwise_cuda(st).map_err(|e| format!("{}: {e}", st.out.schema_name))?);
+    }
+    Ok(s)
+}

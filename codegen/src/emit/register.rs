@@ -23,11 +23,15 @@ fn meta_path(st: &StructuredOp, b: &BackendIndex) -> String {
 }
 
 /// Path of the impl of a structured op at backend `b`, if it has one there. The CPU impls of
-/// `pointwise:` ops are generated; every other impl is hand-written and named in `dispatch:`.
+/// `pointwise:` ops are generated (CPU and CUDA); every other impl is hand-written and named in
+/// `dispatch:`.
 fn impl_path(st: &StructuredOp, b: &BackendIndex) -> Option<String> {
     if st.pointwise.is_some() {
-        return (b.key == DispatchKey::Cpu)
-            .then(|| format!("{}::generated::pointwise::{}_cpu", b.kernel_crate, st.out.name));
+        return match b.key {
+            DispatchKey::Cpu => Some(format!("{}::generated::pointwise::{}_cpu", b.kernel_crate, st.out.name)),
+            DispatchKey::Cuda => Some(format!("{}::generated::pointwise_cuda::{}_cuda", b.kernel_crate, st.out.name)),
+            _ => None,
+        };
     }
     let m = b.get(st.out.f)?;
     Some(format!("{}::{}", b.trait_path(&format!("{}{}", camel(&m.kernel), b.key.trait_suffix())), m.kernel))

@@ -118,12 +118,14 @@
 //! `m::add(self_, m::mul(alpha, other))`.
 
 mod ast;
+mod cuda;
 mod emit;
 mod eval;
 mod lexer;
 mod parser;
 
 pub use ast::{BinaryOp, Conversion, Expr, Func, UnaryOp, ValueType};
+pub use cuda::{cuda_fn, CudaTarget};
 pub use emit::{emit, rust_local, rust_math_fn, RustTarget, Target};
 
 use std::fmt;

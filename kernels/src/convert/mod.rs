@@ -7,4 +7,6 @@
 
 mod clone;
 mod copy;
+#[cfg(feature = "cuda")]
+pub(crate) mod cuda;
 mod to;

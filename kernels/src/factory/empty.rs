@@ -7,7 +7,7 @@ use oxten_runtime::dtype::DEFAULT_FLOAT;
 use oxten_runtime::{DType, Device, Error, Layout, MemoryFormat, Result, Tensor};
 
 /// Rejects layouts other than strided (the only kind of tensor oxten has).
-fn check_strided(layout: Option<Layout>) -> Result<()> {
+pub(super) fn check_strided(layout: Option<Layout>) -> Result<()> {
     match layout {
         Some(l) if l != Layout::Strided => {
             Err(Error::value(format!("only strided tensors can be created here, got layout {l:?}")))
@@ -18,7 +18,7 @@ fn check_strided(layout: Option<Layout>) -> Result<()> {
 
 /// CPU tensors cannot be pinned: pinning needs an accelerator's host allocator, and oxten has
 /// none. Meta allocations ignore the flag, as PyTorch's meta `empty` does.
-fn check_not_pinned(pin_memory: Option<bool>) -> Result<()> {
+pub(super) fn check_not_pinned(pin_memory: Option<bool>) -> Result<()> {
     if pin_memory == Some(true) {
         return Err(Error::value("Need to provide pin_memory allocator to use pin memory."));
     }
@@ -28,7 +28,12 @@ fn check_not_pinned(pin_memory: Option<bool>) -> Result<()> {
 /// `empty` on `device` with PyTorch's defaults (default float dtype, row-major) and its errors
 /// for negative sizes, `preserve_format` (there is no input whose format could be preserved)
 /// and channels-last formats on the wrong rank.
-fn empty_on(size: &[i64], dtype: Option<DType>, format: Option<MemoryFormat>, device: Device) -> Result<Tensor> {
+pub(super) fn empty_on(
+    size: &[i64],
+    dtype: Option<DType>,
+    format: Option<MemoryFormat>,
+    device: Device,
+) -> Result<Tensor> {
     check_sizes_nonnegative(size)?;
     let format = format.unwrap_or(MemoryFormat::Contiguous);
     match format {
@@ -45,7 +50,7 @@ fn empty_on(size: &[i64], dtype: Option<DType>, format: Option<MemoryFormat>, de
 }
 
 /// `empty_strided` on `device`: sizes and strides must have one entry per dim.
-fn empty_strided_on(size: &[i64], stride: &[i64], dtype: Option<DType>, device: Device) -> Result<Tensor> {
+pub(super) fn empty_strided_on(size: &[i64], stride: &[i64], dtype: Option<DType>, device: Device) -> Result<Tensor> {
     check_sizes_nonnegative(size)?;
     if size.len() != stride.len() {
         return Err(Error::shape(format!(

@@ -8,6 +8,8 @@
 //! allocation, also in `convert`).
 
 mod arange;
+#[cfg(feature = "cuda")]
+mod cuda;
 mod empty;
 mod fill;
 mod like;

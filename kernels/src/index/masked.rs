@@ -57,7 +57,7 @@ pub(crate) fn masked_fill_(self_: &Tensor, mask: &Tensor, value: Scalar) -> Resu
 
 /// The checks of `masked_fill_` and its iterator over `self` and the mask (all the Meta kernels
 /// do).
-fn masked_fill_iter(self_: &Tensor, mask: &Tensor) -> Result<TensorIterator> {
+pub(super) fn masked_fill_iter(self_: &Tensor, mask: &Tensor) -> Result<TensorIterator> {
     if mask.dtype() != DType::Bool {
         return Err(Error::dtype(format!(
             "masked_fill_ only supports boolean masks, but got mask with dtype {}",
@@ -75,7 +75,7 @@ fn masked_fill_iter(self_: &Tensor, mask: &Tensor) -> Result<TensorIterator> {
 }
 
 /// `masked_fill_.Tensor`'s value must be a 0-dim tensor (read only on the CPU).
-fn check_tensor_value(value: &Tensor) -> Result<()> {
+pub(super) fn check_tensor_value(value: &Tensor) -> Result<()> {
     if value.dim() != 0 {
         return Err(Error::value(format!(
             "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",

@@ -4,6 +4,8 @@
 
 mod advanced;
 pub(crate) mod common;
+#[cfg(feature = "cuda")]
+mod cuda;
 mod gather;
 mod masked;
 mod select;

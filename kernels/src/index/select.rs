@@ -25,7 +25,7 @@ pub(crate) fn index_values(index: &Tensor) -> Vec<i64> {
 
 /// `index_select_out_cpu_`'s checks in PyTorch's order, then `out` resized to `self`'s shape
 /// with `numel(index)` at `dim` (all the Meta kernels do); returns the wrapped dim.
-fn index_select_meta(self_: &Tensor, dim: i64, index: &Tensor, out: &Tensor) -> Result<usize> {
+pub(super) fn index_select_meta(self_: &Tensor, dim: i64, index: &Tensor, out: &Tensor) -> Result<usize> {
     let d = wrap_dim(dim, self_.dim())?;
     let numel = index.numel();
     if index.dim() > 1 {
@@ -264,7 +264,11 @@ impl AddScaled for bf16 {
 
 /// `embedding_dense_backward`'s checks and its zeroed `[num_weights, d]` result (all the Meta
 /// kernel does); returns `d` too.
-fn embedding_dense_backward_output(grad_output: &Tensor, indices: &Tensor, num_weights: i64) -> Result<(Tensor, i64)> {
+pub(super) fn embedding_dense_backward_output(
+    grad_output: &Tensor,
+    indices: &Tensor,
+    num_weights: i64,
+) -> Result<(Tensor, i64)> {
     check_indices(indices, 2, "indices", "embedding_backward")?;
     let d = if grad_output.dim() == 0 { 1 } else { grad_output.size(-1)? };
     let out = ops::zeros::call(&[num_weights, d], Some(grad_output.dtype()), None, Some(grad_output.device()), None)?;

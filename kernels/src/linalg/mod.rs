@@ -17,6 +17,8 @@
 
 mod bf16_gemm;
 mod bmm;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 mod dot_rows;
 pub(crate) mod engine;
 mod matmul;

@@ -19,7 +19,7 @@ use oxten_runtime::{DType, Device, Error, MemoryFormat, Result, Scalar, Tensor};
 // ---------------------------------------------------------------------------------------------
 
 /// PyTorch's `dot_check`: two 1-D tensors of one dtype and one length.
-fn dot_check(a: &Tensor, b: &Tensor) -> Result<()> {
+pub(super) fn dot_check(a: &Tensor, b: &Tensor) -> Result<()> {
     if a.dim() != 1 || b.dim() != 1 {
         return Err(Error::runtime(format!("1D tensors expected, but got {}D and {}D tensors", a.dim(), b.dim())));
     }
@@ -306,7 +306,7 @@ fn mv_into(out: &Tensor, mat: &Tensor, vec: &Tensor) -> Result<()> {
 }
 
 /// `mat @ vec`'s result, checked: a contiguous `[m]` vector of `vec`'s dtype.
-fn mv_output(self_: &Tensor, vec: &Tensor, cpu: bool) -> Result<Tensor> {
+pub(super) fn mv_output(self_: &Tensor, vec: &Tensor, cpu: bool) -> Result<Tensor> {
     mv_check(self_, vec, vec.dtype())?;
     if cpu {
         cpu_dtype_check(self_)?;
@@ -316,7 +316,7 @@ fn mv_output(self_: &Tensor, vec: &Tensor, cpu: bool) -> Result<Tensor> {
 
 /// `mv(out=)`'s checks, and `out` resized (an error when `out` is an input that would have to be
 /// resized before the product reads it).
-fn mv_out_checked(self_: &Tensor, vec: &Tensor, out: &Tensor, cpu: bool) -> Result<()> {
+pub(super) fn mv_out_checked(self_: &Tensor, vec: &Tensor, out: &Tensor, cpu: bool) -> Result<()> {
     mv_check(self_, vec, out.dtype())?;
     if cpu {
         cpu_dtype_check(self_)?;

@@ -5,6 +5,8 @@
 //! the broadcast shape) and run a typed loop. The Meta kernels build the same iterator (shapes
 //! and dtypes checked, outputs resized) and stop there.
 
+#[cfg(feature = "cuda")]
+mod cuda;
 pub(crate) mod promote;
 
 use crate::generated::decls::{
@@ -40,7 +42,12 @@ fn to_device_if_cpu_scalar(t: Tensor, device: Device) -> Result<Tensor> {
 /// The iterator of `where(condition, self, other, out=out)` and the result type: `self` and
 /// `other` are converted to their result type, which `out` must already have; the three inputs
 /// broadcast together and `out` is resized to the broadcast shape. All the Meta kernels do.
-fn where_iter(condition: &Tensor, self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<(TensorIterator, DType)> {
+pub(crate) fn where_iter(
+    condition: &Tensor,
+    self_: &Tensor,
+    other: &Tensor,
+    out: &Tensor,
+) -> Result<(TensorIterator, DType)> {
     let rt = result_type(&[Arg::Tensor(self_), Arg::Tensor(other)]);
     if out.dtype() != rt {
         return Err(Error::dtype(format!(
@@ -81,7 +88,7 @@ fn where_into(condition: &Tensor, self_: &Tensor, other: &Tensor, out: &Tensor) 
 
 /// Functional `where`'s result: the promoted dtype, allocated empty (the iterator gives it the
 /// broadcast shape).
-fn where_output(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+pub(crate) fn where_output(condition: &Tensor, self_: &Tensor, other: &Tensor) -> Result<Tensor> {
     let rt = result_type(&[Arg::Tensor(self_), Arg::Tensor(other)]);
     Tensor::empty(&[0], rt, where_device(condition, self_, other), MemoryFormat::Contiguous)
 }

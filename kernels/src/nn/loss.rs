@@ -129,7 +129,7 @@ fn targets(target: &Tensor, long_only_message: bool) -> Result<Vec<i64>> {
 }
 
 /// `Target 5 is out of bounds.` unless `0 <= t < n_classes`.
-fn check_target(t: i64, n_classes: i64) -> Result<()> {
+pub(super) fn check_target(t: i64, n_classes: i64) -> Result<()> {
     if t < 0 || t >= n_classes {
         return Err(Error::index(format!("Target {t} is out of bounds.")));
     }

@@ -15,6 +15,8 @@
 //! [`REDUCTION_SUM`] (2).
 
 mod activation;
+#[cfg(feature = "cuda")]
+mod cuda;
 mod loss;
 mod softmax;
 

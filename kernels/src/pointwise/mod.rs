@@ -12,6 +12,8 @@
 //!   wider `out=` tensor, and the safe-casting check for in-place calls all come from the
 //!   iterator.
 
+#[cfg(feature = "cuda")]
+mod cuda;
 use crate::generated::decls::{
     ClampOutCpu, ClampOutMetaFn, GeluOutCpu, GeluOutMetaFn, PowTensorScalarOutCpu, PowTensorScalarOutMetaFn,
 };

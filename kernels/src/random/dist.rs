@@ -33,7 +33,7 @@ fn float_limits(dtype: DType) -> (f64, f64) {
 }
 
 /// PyTorch's `uniform_kernel` checks (`check_uniform_bounds`).
-fn check_uniform(dtype: DType, from: f64, to: f64) -> Result<()> {
+pub(super) fn check_uniform(dtype: DType, from: f64, to: f64) -> Result<()> {
     if !dtype.is_floating_point() {
         return Err(not_implemented("check_uniform_bounds", dtype));
     }
@@ -116,7 +116,7 @@ impl UniformInplaceMeta for crate::Meta {
 // normal_
 // ---------------------------------------------------------------------------------------------
 
-fn check_std(std: f64) -> Result<()> {
+pub(super) fn check_std(std: f64) -> Result<()> {
     if std.is_nan() || std < 0.0 {
         return Err(Error::value(format!("normal expects std >= 0.0, but found std {}", cpp_double(std))));
     }
@@ -363,7 +363,7 @@ impl RandomToInplaceCompositeExplicit for crate::Composite {
 // bernoulli_
 // ---------------------------------------------------------------------------------------------
 
-fn check_p(p: f64) -> Result<()> {
+pub(super) fn check_p(p: f64) -> Result<()> {
     if !(0.0..=1.0).contains(&p) {
         return Err(Error::value(format!("bernoulli_ expects p to be in [0, 1], but got p={}", cpp_double(p))));
     }

@@ -28,7 +28,7 @@ fn keep_scale(p: f64) -> f64 {
 /// element with probability `1 - p` (it is `bernoulli_(1 - p)` of a bool tensor like `input`),
 /// and the output is `input * mask * (1 / (1 - p))`. Otherwise a copy of the input and an
 /// all-true mask.
-fn native_dropout_impl(input: &Tensor, p: f64, train: Option<bool>) -> Result<(Tensor, Tensor)> {
+pub(super) fn native_dropout_impl(input: &Tensor, p: f64, train: Option<bool>) -> Result<(Tensor, Tensor)> {
     if input.numel() == 0 {
         // PyTorch returns the input itself and a mask of the input's dtype; oxten returns a
         // (free) copy rather than an alias, so that the output's history is its own.

@@ -13,6 +13,8 @@
 //! The argument checks and their messages are PyTorch's (`DistributionTemplates.h`,
 //! `Dropout.cpp`); the values are oxten's own (Philox, not PyTorch's CPU mt19937).
 
+#[cfg(feature = "cuda")]
+pub(crate) mod cuda;
 mod dist;
 mod dropout;
 mod factories;
@@ -88,7 +90,7 @@ fn cpp_type_name(dtype: DType) -> &'static str {
 }
 
 /// Errors if writing `t` would write some element twice (an expanded tensor).
-fn check_no_internal_overlap(t: &Tensor) -> Result<()> {
+pub(super) fn check_no_internal_overlap(t: &Tensor) -> Result<()> {
     if has_internal_overlap(t) == MemOverlap::Yes {
         return Err(Error::overlap(
             "unsupported operation: more than one element of the written-to tensor refers to a single memory \

@@ -20,23 +20,23 @@ use oxten_runtime::{DType, Error, Result, Tensor};
 /// The dims of a reduction: `All` (no dim argument, or `None`), `Some(list)` (an empty list
 /// reducing nothing).
 #[derive(Clone, Copy)]
-enum Dims<'a> {
+pub(super) enum Dims<'a> {
     All,
     List(&'a [i64]),
 }
 
 impl<'a> Dims<'a> {
-    fn of(dim: Option<&'a [i64]>) -> Self {
+    pub(super) fn of(dim: Option<&'a [i64]>) -> Self {
         dim.map_or(Dims::All, Dims::List)
     }
     /// The dims in the form of the runtime's reduction helpers (`None`: every dim).
-    fn as_reduction(self) -> Option<&'a [i64]> {
+    pub(super) fn as_reduction(self) -> Option<&'a [i64]> {
         match self {
             Dims::All => None,
             Dims::List(ds) => Some(ds),
         }
     }
-    fn reduces_nothing(self) -> bool {
+    pub(super) fn reduces_nothing(self) -> bool {
         matches!(self, Dims::List([]))
     }
 }

@@ -9,6 +9,8 @@
 
 // The reductions beyond sum and mean, one file per operator group.
 mod allany;
+#[cfg(feature = "cuda")]
+mod cuda;
 mod cumsum;
 mod extrema;
 mod norm;

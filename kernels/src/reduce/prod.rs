@@ -63,7 +63,7 @@ fn prod_into(self_: &Tensor, dim: Option<&[i64]>, keepdim: bool, out: &Tensor) -
 }
 
 /// `prod(self, dtype)`'s result: 0-dim, in the dtype `sum` would use.
-fn prod_all_output(self_: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
+pub(super) fn prod_all_output(self_: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
     let out_dtype = infer_out_dtype(self_, dtype, None);
     Tensor::empty(&[], out_dtype, self_.device(), MemoryFormat::Contiguous)
 }

@@ -173,14 +173,14 @@ fn stat_into(
 
 /// `std and var only support floating point and complex dtypes` (with the operator's name for
 /// `var_mean` / `std_mean`).
-fn check_floating(what: &str, self_: &Tensor) -> Result<()> {
+pub(super) fn check_floating(what: &str, self_: &Tensor) -> Result<()> {
     if self_.dtype().is_floating_point() {
         return Ok(());
     }
     Err(Error::dtype(format!("{what} only support floating point and complex dtypes")))
 }
 
-fn correction_value(correction: Option<Scalar>) -> f64 {
+pub(super) fn correction_value(correction: Option<Scalar>) -> f64 {
     correction.map_or(1.0, |c| c.to_f64())
 }
 
@@ -194,13 +194,13 @@ pub(super) fn resize_output(out: &Tensor, shape: &[i64]) -> Result<()> {
 }
 
 /// A fresh output of the reduction shape (contiguous), on `self_`'s device.
-fn new_output(self_: &Tensor, dim: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+pub(super) fn new_output(self_: &Tensor, dim: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
     let (shape, _) = reduction_output_shape(&self_.sizes(), dim, keepdim)?;
     Tensor::empty(&shape, self_.dtype(), self_.device(), MemoryFormat::Contiguous)
 }
 
 /// The checks and the output shape of `var` / `std` into `out`: all the Meta kernels do.
-fn std_var_out_meta(self_: &Tensor, dim: Option<&[i64]>, keepdim: bool, out: &Tensor) -> Result<()> {
+pub(super) fn std_var_out_meta(self_: &Tensor, dim: Option<&[i64]>, keepdim: bool, out: &Tensor) -> Result<()> {
     check_floating("std and var", self_)?;
     if !can_cast(self_.dtype(), out.dtype()) {
         return Err(Error::dtype(format!(
@@ -230,7 +230,7 @@ fn std_var_out(
 }
 
 /// The functional `var` / `std`'s result, checked and shaped (the Meta kernels' whole work).
-fn std_var_meta(self_: &Tensor, dim: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+pub(super) fn std_var_meta(self_: &Tensor, dim: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
     check_floating("std and var", self_)?;
     let out = new_output(self_, dim, keepdim)?;
     std_var_out_meta(self_, dim, keepdim, &out)?;

@@ -3,6 +3,8 @@
 //! `roll`, `flip`) and triangles (`tril`, `triu`).
 
 pub(crate) mod cat;
+#[cfg(feature = "cuda")]
+mod cuda;
 mod repeat;
 mod split;
 mod tri;

@@ -7,6 +7,7 @@
 //! with [`register_allocator`], and its copies to and from other devices with
 //! [`register_copy`].
 
+pub mod caching;
 mod cross_device;
 mod data_ptr;
 mod host;

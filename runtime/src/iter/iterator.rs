@@ -213,6 +213,21 @@ impl TensorIterator {
         (ptrs, deferred)
     }
 
+    /// The operands' base addresses (outputs first) for a device kernel that writes every
+    /// element of every output: fresh outputs are not zero-filled first, and are marked written.
+    ///
+    /// # Safety
+    /// The caller queues a kernel that writes every element of every output of this (non-
+    /// reduction) iteration before anything else reads them (on a stream-ordered device, before
+    /// any later work on the stream).
+    pub unsafe fn device_ptrs_for_overwrite(&self) -> Vec<*mut u8> {
+        let (ptrs, deferred) = self.base_ptrs(!self.is_reduction);
+        if deferred {
+            self.finish_overwrite();
+        }
+        ptrs.iter().map(|p| p.get()).collect()
+    }
+
     /// Marks the outputs' deferred storages as written (after a `for_each_writing` loop).
     fn finish_overwrite(&self) {
         for o in self.operands[..self.noutputs].iter() {

@@ -41,8 +41,8 @@ impl Tensor {
         Tensor::from_slice(&[v], &[]).expect("one element fits a 0-dim tensor")
     }
 
-    /// The elements in logical (row-major) order, whatever the strides. Errors if `T` is not the
-    /// tensor's dtype or the tensor is not on the CPU.
+    /// The elements in logical (row-major) order, whatever the strides (copied to the host first
+    /// for a device tensor). Errors if `T` is not the tensor's dtype or the tensor is meta.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         if T::DTYPE != self.dtype() {
             return Err(Error::dtype(format!(
@@ -52,7 +52,11 @@ impl Tensor {
             )));
         }
         if self.device() != Device::Cpu {
-            return Err(Error::device(format!("to_vec: tensor is on {}, not cpu", self.device())));
+            if self.device() == Device::Meta || !crate::alloc::allocator_for(self.device())?.has_data() {
+                return Err(Error::device(format!("to_vec: tensor is on {}, which holds no data", self.device())));
+            }
+            // A device tensor's values come to the host first (`tensor.tolist()` on CUDA).
+            return self.try_to_device(Device::Cpu)?.to_vec();
         }
         let l = self.layout();
         let mut out = crate::error::try_vec_with_capacity(l.numel() as usize)?;
@@ -109,6 +113,14 @@ pub fn for_each_offset(sizes: &[i64], strides: &[i64], mut f: impl FnMut(i64)) {
 impl std::fmt::Display for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let suffix = if self.dtype() == DType::F32 { String::new() } else { format!(", dtype={}", self.dtype()) };
+        if let Device::Cuda(_) = self.device() {
+            // The values, printed from a host copy, then the device (PyTorch's order: before the
+            // dtype).
+            let host = self.try_to_device(Device::Cpu).map_err(|_| std::fmt::Error)?;
+            let text = host.to_string();
+            let at = text.find(", dtype=").unwrap_or(text.len().saturating_sub(1));
+            return write!(f, "{}, device='{}'{}", &text[..at], self.device(), &text[at..]);
+        }
         if self.device() != Device::Cpu {
             return write!(f, "tensor(..., size={:?}, device='{}'{suffix})", &self.sizes()[..], self.device());
         }

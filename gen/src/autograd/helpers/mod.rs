@@ -111,6 +111,13 @@ pub fn cast_to(t: &Tensor, dtype: DType) -> Result<Tensor> {
     ops::to_dtype::call(t, dtype, false, false, None)
 }
 
+/// The gradient of `_to_copy`: `grad` back in the input's dtype and on its device (a copy
+/// between devices sends the gradient back the way it came).
+pub fn to_copy_backward(grad: &Tensor, dtype: DType, device: Device) -> Result<Tensor> {
+    let g = if grad.device() != device { grad.try_to_device(device)? } else { grad.clone() };
+    cast_to(&g, dtype)
+}
+
 /// `grad * s`, or `grad` itself when `s` is 1.
 pub fn maybe_multiply(grad: &Tensor, s: Scalar) -> Result<Tensor> {
     if s.to_f64() == 1.0 && !s.is_bool() {

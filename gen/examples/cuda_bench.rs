@@ -1,0 +1,221 @@
+//! GPU benchmarks of the CUDA backend, one JSON object per line (`scripts/bench_cuda_pytorch.py`
+//! runs the same cases in PyTorch; `scripts/bench_cuda.sh` runs both on the GPU machine).
+//!
+//! Timing: CUDA events around `iters` launches after a warm-up (module load, NVRTC compile,
+//! cuBLAS handle), median over `reps` repetitions; random data.
+//!
+//! `cargo run --release --features cuda --example cuda_bench [-- --quick]`
+
+use oxten::{cuda, DType, Device, Tensor};
+
+const GPU: Device = Device::Cuda(0);
+
+fn rand(n: i64, dtype: DType) -> Tensor {
+    // Uniform values from a counter hash on the host: never zeros, reproducible.
+    let v: Vec<f32> = (0..n as u64)
+        .map(|i| {
+            let h = (i.wrapping_mul(0x9e3779b97f4a7c15) >> 40) as f32 / (1u64 << 24) as f32;
+            h * 2.0 - 1.0
+        })
+        .collect();
+    Tensor::from_vec(v, &[n]).unwrap().to_dtype(dtype).to_device(GPU)
+}
+
+/// Median milliseconds per call of `f`, timed with events over `iters` calls, `reps` times.
+fn time_ms(iters: usize, reps: usize, mut f: impl FnMut()) -> f64 {
+    for _ in 0..3 {
+        f();
+    }
+    cuda::synchronize(GPU).unwrap();
+    let mut v: Vec<f64> = (0..reps)
+        .map(|_| {
+            let (a, b) = (cuda::Event::new(GPU).unwrap(), cuda::Event::new(GPU).unwrap());
+            let s = cuda::current_stream(GPU);
+            a.record(s).unwrap();
+            for _ in 0..iters {
+                f();
+            }
+            b.record(s).unwrap();
+            b.synchronize().unwrap();
+            a.elapsed_time(&b).unwrap() as f64 / iters as f64
+        })
+        .collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+/// Median wall-clock microseconds per call (host-side cost included), synchronising once per
+/// batch.
+fn wall_us(iters: usize, reps: usize, mut f: impl FnMut()) -> f64 {
+    for _ in 0..100 {
+        f();
+    }
+    cuda::synchronize(GPU).unwrap();
+    let mut v: Vec<f64> = (0..reps)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            for _ in 0..iters {
+                f();
+            }
+            cuda::synchronize(GPU).unwrap();
+            t.elapsed().as_secs_f64() * 1e6 / iters as f64
+        })
+        .collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn report(case: &str, ms: f64, bytes: f64, flops: f64) {
+    let tbs = if bytes > 0.0 { bytes / (ms * 1e-3) / 1e12 } else { 0.0 };
+    let tflops = if flops > 0.0 { flops / (ms * 1e-3) / 1e12 } else { 0.0 };
+    println!(
+        "{{\"lib\": \"oxten\", \"case\": \"{case}\", \"ms\": {ms:.5}, \"tb_s\": {tbs:.3}, \"tflop_s\": {tflops:.1}}}"
+    );
+}
+
+fn main() {
+    oxten::init();
+    if !cuda::is_available() {
+        eprintln!("CUDA is not available: {}", cuda::unavailable_because().unwrap_or("?"));
+        return;
+    }
+    let quick = std::env::args().any(|a| a == "--quick");
+    eprintln!("device: {} (sm_{:?})", cuda::device_name(GPU).unwrap(), cuda::compute_capability(GPU).unwrap());
+    let t0 = std::time::Instant::now();
+    let c0 = cuda::compile_stats();
+    // Copy bandwidth: the ceiling (bytes read + written).
+    for p in [24u32, 28] {
+        let n = 1i64 << p;
+        let x = rand(n, DType::F32);
+        let y = oxten::empty_like(&x);
+        let ms = time_ms(10, 7, || {
+            y.copy_(&x);
+        });
+        report(&format!("copy_f32_2^{p}"), ms, 8.0 * n as f64, 0.0);
+    }
+    for dtype in [DType::F32, DType::BF16] {
+        let name = if dtype == DType::F32 { "f32" } else { "bf16" };
+        for p in [24u32, 28] {
+            let n = 1i64 << p;
+            let es = dtype.size() as f64;
+            let (x, y) = (rand(n, dtype), rand(n, dtype));
+            let out = oxten::empty_like(&x);
+            let ms = time_ms(10, 7, || {
+                oxten::add_out(&x, &y, &out);
+            });
+            report(&format!("add_{name}_2^{p}"), ms, 3.0 * es * n as f64, 0.0);
+            let ms = time_ms(10, 7, || {
+                oxten::mul_out(&x, &y, &out);
+            });
+            report(&format!("mul_{name}_2^{p}"), ms, 3.0 * es * n as f64, 0.0);
+            let ms = time_ms(10, 7, || {
+                oxten::exp_out(&x, &out);
+            });
+            report(&format!("exp_{name}_2^{p}"), ms, 2.0 * es * n as f64, 0.0);
+            // Allocating form (the caching allocator in the loop).
+            let ms = time_ms(10, 7, || {
+                let _ = x.add(&y);
+            });
+            report(&format!("add_alloc_{name}_2^{p}"), ms, 3.0 * es * n as f64, 0.0);
+        }
+    }
+    for p in [24u32, 28] {
+        let n = 1i64 << p;
+        let x = rand(n, DType::F32);
+        let ms = time_ms(10, 7, || {
+            let _ = x.sum();
+        });
+        report(&format!("sum_f32_2^{p}"), ms, 4.0 * n as f64, 0.0);
+    }
+    // Transposed add: the strided loop.
+    {
+        let n = 8192i64;
+        let x = rand(n * n, DType::F32).reshape(&[n, n]);
+        let y = rand(n * n, DType::F32).reshape(&[n, n]).t();
+        let ms = time_ms(5, 5, || {
+            let _ = x.add(&y);
+        });
+        report("add_transposed_f32_8192^2", ms, 12.0 * (n * n) as f64, 0.0);
+    }
+    // Softmax over rows.
+    {
+        let n = 4096i64;
+        let x = rand(n * n, DType::F32).reshape(&[n, n]);
+        let ms = time_ms(10, 7, || {
+            let _ = x.softmax(1);
+        });
+        report("softmax_f32_4096^2", ms, 8.0 * (n * n) as f64, 0.0);
+    }
+    // An MLP SGD step (784-256-10, batch 64): bound by the per-op cost on the host.
+    {
+        let x = rand(64 * 784, DType::F32).reshape(&[64, 784]);
+        let y = Tensor::from_vec((0..64).map(|i| (i % 10) as i64).collect::<Vec<_>>(), &[64]).unwrap().to_device(GPU);
+        let w1 = rand(256 * 784, DType::F32).reshape(&[256, 784]).mul_scalar(0.05).requires_grad_(true);
+        let b1 = rand(256, DType::F32).mul_scalar(0.05).requires_grad_(true);
+        let w2 = rand(10 * 256, DType::F32).reshape(&[10, 256]).mul_scalar(0.05).requires_grad_(true);
+        let b2 = rand(10, DType::F32).mul_scalar(0.05).requires_grad_(true);
+        let params = [w1.clone(), b1.clone(), w2.clone(), b2.clone()];
+        let us = wall_us(200, 9, || {
+            let h = oxten::linear_with(&x, &w1, oxten::options::LinearOpts { bias: Some(&b1) }).relu();
+            let logits = oxten::linear_with(&h, &w2, oxten::options::LinearOpts { bias: Some(&b2) });
+            let loss = oxten::nll_loss(&logits.log_softmax(1), &y);
+            loss.backward();
+            oxten::autograd::no_grad(|| {
+                for p in &params {
+                    let g = p.grad().unwrap();
+                    p.sub_(&g.mul_scalar(0.01));
+                    p.set_grad(None);
+                }
+            });
+        });
+        println!("{{\"lib\": \"oxten\", \"case\": \"mlp_sgd_step\", \"us\": {us:.2}}}");
+    }
+    // Matrix products.
+    let mm_sizes: &[(DType, i64, &str)] = if quick {
+        &[(DType::F32, 2048, "f32"), (DType::BF16, 4096, "bf16")]
+    } else {
+        &[(DType::F32, 4096, "f32"), (DType::BF16, 8192, "bf16"), (DType::F16, 8192, "f16")]
+    };
+    for &(dtype, n, name) in mm_sizes {
+        let a = rand(n * n, dtype).reshape(&[n, n]);
+        let b = rand(n * n, dtype).reshape(&[n, n]);
+        let ms = time_ms(5, 5, || {
+            let _ = a.mm(&b);
+        });
+        report(&format!("matmul_{name}_{n}"), ms, 0.0, 2.0 * (n * n * n) as f64);
+        if dtype == DType::F32 {
+            cuda::set_allow_tf32(true);
+            let ms = time_ms(5, 5, || {
+                let _ = a.mm(&b);
+            });
+            report(&format!("matmul_tf32_{n}"), ms, 0.0, 2.0 * (n * n * n) as f64);
+            cuda::set_allow_tf32(false);
+        }
+    }
+    // Per-op cost: a 1-element add, allocating and out=, wall clock.
+    {
+        let (x, y) = (rand(1, DType::F32), rand(1, DType::F32));
+        let out = oxten::empty_like(&x);
+        let us = wall_us(2000, 9, || {
+            let _ = x.add(&y);
+        });
+        println!("{{\"lib\": \"oxten\", \"case\": \"add_1_alloc\", \"us\": {us:.2}}}");
+        let us = wall_us(2000, 9, || {
+            oxten::add_out(&x, &y, &out);
+        });
+        println!("{{\"lib\": \"oxten\", \"case\": \"add_1_out\", \"us\": {us:.2}}}");
+        let us = wall_us(200, 9, || {
+            let _ = x.add(&y).item::<f32>().unwrap();
+        });
+        println!("{{\"lib\": \"oxten\", \"case\": \"add_1_item\", \"us\": {us:.2}}}");
+    }
+    let c1 = cuda::compile_stats();
+    println!(
+        "{{\"lib\": \"oxten\", \"case\": \"nvrtc\", \"compiles\": {}, \"disk_hits\": {}, \"compile_ms\": {}, \"ms_per_compile\": {:.1}, \"total_s\": {:.2}}}",
+        c1.compiles - c0.compiles,
+        c1.disk_hits - c0.disk_hits,
+        c1.compile_ms - c0.compile_ms,
+        (c1.compile_ms - c0.compile_ms) as f64 / (c1.compiles - c0.compiles).max(1) as f64,
+        t0.elapsed().as_secs_f64()
+    );
+}

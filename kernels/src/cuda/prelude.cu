@@ -1,0 +1,166 @@
+// oxten's CUDA prelude: storage types, conversions and the math of pointwise expressions.
+// Every generated kernel is compiled with this text first (NVRTC, no headers needed).
+
+struct ox_half { unsigned short x; };
+struct ox_bf16 { unsigned short x; };
+struct ox_bool { unsigned char x; };
+
+__device__ __forceinline__ float ox_widen(ox_half h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.x));
+  return f;
+}
+__device__ __forceinline__ float ox_widen(ox_bf16 b) { return __uint_as_float(((unsigned)b.x) << 16); }
+__device__ __forceinline__ int ox_widen(ox_bool b) { return b.x != 0; }
+template <class S> __device__ __forceinline__ S ox_widen(S s) { return s; }
+
+template <class T, class S> __device__ __forceinline__ T ox_load(S s) { return T(ox_widen(s)); }
+
+template <class S> struct OxStore {
+  template <class V> static __device__ __forceinline__ S go(V v) { return S(v); }
+};
+// Floats to 8- and 16-bit integers go through 64 bits first, so that -2.7 -> uint8 wraps to
+// 254 as on the CPU (and x86 PyTorch) instead of saturating.
+#define OX_STORE_VIA_I64(S)                                                                  \
+  template <> struct OxStore<S> {                                                            \
+    template <class V> static __device__ __forceinline__ S go(V v) { return (S)((long long)v); } \
+  };
+OX_STORE_VIA_I64(unsigned char)
+OX_STORE_VIA_I64(signed char)
+OX_STORE_VIA_I64(short)
+template <> struct OxStore<ox_half> {
+  template <class V> static __device__ __forceinline__ ox_half go(V v) {
+    float f = float(v);
+    ox_half h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.x) : "f"(f));
+    return h;
+  }
+};
+template <> struct OxStore<ox_bf16> {
+  // Round to nearest even; NaN stays a (quiet) NaN.
+  template <class V> static __device__ __forceinline__ ox_bf16 go(V v) {
+    ox_bf16 b;
+#if __CUDA_ARCH__ >= 800
+    // One instruction on Ampere and later (NaN becomes the canonical 0x7fff).
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b.x) : "f"(float(v)));
+#else
+    unsigned u = __float_as_uint(float(v));
+    if ((u & 0x7fffffffu) > 0x7f800000u) {
+      b.x = (unsigned short)((u >> 16) | 0x40u);
+    } else {
+      u += 0x7fffu + ((u >> 16) & 1u);
+      b.x = (unsigned short)(u >> 16);
+    }
+#endif
+    return b;
+  }
+};
+template <> struct OxStore<ox_bool> {
+  template <class V> static __device__ __forceinline__ ox_bool go(V v) {
+    ox_bool b;
+    b.x = (v != V(0)) ? 1 : 0;
+    return b;
+  }
+};
+template <class S, class V> __device__ __forceinline__ S ox_store(V v) { return OxStore<S>::go(v); }
+
+#define OX_F1(name, ff, df)                                          \
+  __device__ __forceinline__ float name(float x) { return ff(x); }  \
+  __device__ __forceinline__ double name(double x) { return df(x); }
+OX_F1(ox_exp, expf, exp)
+OX_F1(ox_log, logf, log)
+OX_F1(ox_log1p, log1pf, log1p)
+OX_F1(ox_expm1, expm1f, expm1)
+OX_F1(ox_sqrt, sqrtf, sqrt)
+OX_F1(ox_tanh, tanhf, tanh)
+OX_F1(ox_sin, sinf, sin)
+OX_F1(ox_cos, cosf, cos)
+OX_F1(ox_tan, tanf, tan)
+OX_F1(ox_erf, erff, erf)
+OX_F1(ox_floor, floorf, floor)
+OX_F1(ox_ceil, ceilf, ceil)
+OX_F1(ox_round, rintf, rint)
+OX_F1(ox_trunc, truncf, trunc)
+__device__ __forceinline__ float ox_pow(float a, float b) { return powf(a, b); }
+__device__ __forceinline__ double ox_pow(double a, double b) { return pow(a, b); }
+__device__ __forceinline__ float ox_atan2(float a, float b) { return atan2f(a, b); }
+__device__ __forceinline__ double ox_atan2(double a, double b) { return atan2(a, b); }
+
+template <class T> __device__ __forceinline__ T ox_abs(T x) { return x < T(0) ? T(-x) : x; }
+__device__ __forceinline__ float ox_abs(float x) { return fabsf(x); }
+__device__ __forceinline__ double ox_abs(double x) { return fabs(x); }
+template <class T> __device__ __forceinline__ T ox_rsqrt(T x) { return T(1) / ox_sqrt(x); }
+template <class T> __device__ __forceinline__ T ox_reciprocal(T x) { return T(1) / x; }
+template <class T> __device__ __forceinline__ T ox_sigmoid(T x) { return T(1) / (T(1) + ox_exp(-x)); }
+template <class T> __device__ __forceinline__ T ox_silu(T x) { return x / (T(1) + ox_exp(-x)); }
+template <class T> __device__ __forceinline__ T ox_gelu(T x) {
+  return x / T(2) * (T(1) + ox_erf(x * T(0.7071067811865476)));
+}
+template <class T> __device__ __forceinline__ T ox_gelu_tanh(T x) {
+  T inner = T(0.7978845608028654) * (x + T(0.044715) * x * x * x);
+  return T(0.5) * x * (T(1) + ox_tanh(inner));
+}
+template <class T> __device__ __forceinline__ T ox_softplus(T x) { return x > T(20) ? x : ox_log1p(ox_exp(x)); }
+template <class T> __device__ __forceinline__ T ox_sign(T x) { return T(int(T(0) < x) - int(x < T(0))); }
+// torch.minimum / torch.maximum: NaN if either is NaN (x != x only holds for NaN).
+template <class T> __device__ __forceinline__ T ox_min(T a, T b) { return a != a ? a : (b != b ? b : (b < a ? b : a)); }
+template <class T> __device__ __forceinline__ T ox_max(T a, T b) { return a != a ? a : (b != b ? b : (b > a ? b : a)); }
+template <class T> __device__ __forceinline__ T ox_relu(T x) { return ox_max(x, T(0)); }
+template <class T> __device__ __forceinline__ T ox_clamp(T x, T lo, T hi) { return ox_min(ox_max(x, lo), hi); }
+template <class C, class T> __device__ __forceinline__ T ox_where(C c, T a, T b) { return c ? a : b; }
+
+// Extremes of each compute type: the identities of max and min.
+template <class T> struct OxLimits;
+template <> struct OxLimits<float> {
+  static __device__ __forceinline__ float lowest() { return __int_as_float(0xff800000); }
+  static __device__ __forceinline__ float highest() { return __int_as_float(0x7f800000); }
+};
+template <> struct OxLimits<double> {
+  static __device__ __forceinline__ double lowest() { return __longlong_as_double(0xfff0000000000000ULL); }
+  static __device__ __forceinline__ double highest() { return __longlong_as_double(0x7ff0000000000000ULL); }
+};
+template <> struct OxLimits<unsigned char> {
+  static __device__ __forceinline__ unsigned char lowest() { return 0; }
+  static __device__ __forceinline__ unsigned char highest() { return 255; }
+};
+template <> struct OxLimits<signed char> {
+  static __device__ __forceinline__ signed char lowest() { return -128; }
+  static __device__ __forceinline__ signed char highest() { return 127; }
+};
+template <> struct OxLimits<short> {
+  static __device__ __forceinline__ short lowest() { return -32768; }
+  static __device__ __forceinline__ short highest() { return 32767; }
+};
+template <> struct OxLimits<int> {
+  static __device__ __forceinline__ int lowest() { return -2147483647 - 1; }
+  static __device__ __forceinline__ int highest() { return 2147483647; }
+};
+template <> struct OxLimits<long long> {
+  static __device__ __forceinline__ long long lowest() { return -9223372036854775807LL - 1; }
+  static __device__ __forceinline__ long long highest() { return 9223372036854775807LL; }
+};
+
+// Block-wide reductions (blockDim.x a multiple of 32, at most 1024): every thread gets the result.
+struct OxSum { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; } };
+struct OxMaxOp { template <class T> __device__ __forceinline__ T operator()(T a, T b) const { return ox_max(a, b); } };
+template <class T, class F> __device__ __forceinline__ T ox_warp_reduce(T v, F f) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v = f(v, __shfl_down_sync(0xffffffffu, v, o));
+  return v;
+}
+template <class T, class F> __device__ __forceinline__ T ox_block_reduce(T v, F f, T identity) {
+  __shared__ T ox_partial[32];
+  __shared__ T ox_result;
+  v = ox_warp_reduce(v, f);
+  if ((threadIdx.x & 31) == 0) ox_partial[threadIdx.x >> 5] = v;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    T w = threadIdx.x < (blockDim.x >> 5) ? ox_partial[threadIdx.x] : identity;
+    w = ox_warp_reduce(w, f);
+    if (threadIdx.x == 0) ox_result = w;
+  }
+  __syncthreads();
+  T r = ox_result;
+  __syncthreads();
+  return r;
+}
