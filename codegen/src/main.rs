@@ -5,6 +5,7 @@
 //! cargo run -p oxten-codegen -- write <dir> [native_functions.yaml]
 //! cargo run -p oxten-codegen -- stubs <op> [native_functions.yaml]
 //! cargo run -p oxten-codegen -- where <op> [native_functions.yaml]
+//! cargo run -p oxten-codegen -- backend <backend.yaml> [out dir]
 //! ```
 
 use oxten_codegen::emit;
@@ -32,7 +33,7 @@ fn generate(path: Option<&String>) -> Result<emit::Generated, String> {
 
 fn run(args: &[String]) -> Result<String, String> {
     const USAGE: &str =
-        "usage: oxten-codegen check [yaml] | write <dir> [yaml] | stubs <op> [yaml] | where <op> [yaml]";
+        "usage: oxten-codegen check [yaml] | write <dir> [yaml] | stubs <op> [yaml] | where <op> [yaml] | backend <backend.yaml> [out dir]";
     match args.first().map(String::as_str) {
         Some("check") => {
             let fns = load(args.get(1))?;
@@ -73,6 +74,14 @@ fn run(args: &[String]) -> Result<String, String> {
             let gen = generate(args.get(2))?;
             gen.write_to(std::path::Path::new(dir)).map_err(|e| e.to_string())?;
             Ok(format!("wrote {} files to {dir}", gen.files.len()))
+        }
+        Some("backend") => {
+            // Checks a backend YAML and writes its trait and registration (to the current
+            // directory unless an output directory is given).
+            let yaml = args.get(1).ok_or(USAGE)?;
+            let out = args.get(2).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+            let path = oxten_codegen::backend::generate(std::path::Path::new(yaml), &out)?;
+            Ok(format!("wrote {}", path.display()))
         }
         Some("stubs") => {
             let op = args.get(1).ok_or(USAGE)?;

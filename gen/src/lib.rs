@@ -40,6 +40,7 @@ pub use oxten_runtime::{
 
 pub mod autocast;
 pub mod autograd;
+pub mod backend;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod nn;

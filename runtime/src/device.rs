@@ -23,7 +23,7 @@ impl fmt::Display for Device {
             Device::Cpu => f.write_str("cpu"),
             Device::Cuda(i) => write!(f, "cuda:{i}"),
             Device::Meta => f.write_str("meta"),
-            Device::PrivateUse1(i) => write!(f, "privateuseone:{i}"),
+            Device::PrivateUse1(i) => write!(f, "{}:{i}", privateuse1_name()),
         }
     }
 }
@@ -68,9 +68,30 @@ impl fmt::Display for DeviceType {
             DeviceType::Cpu => "cpu",
             DeviceType::Cuda => "cuda",
             DeviceType::Meta => "meta",
-            DeviceType::PrivateUse1 => "privateuseone",
+            DeviceType::PrivateUse1 => privateuse1_name(),
         })
     }
+}
+
+static PRIVATEUSE1_NAME: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// The name `PrivateUse1` devices print as: `privateuseone` until an out-of-tree backend names
+/// itself with [`rename_privateuse1_backend`].
+pub fn privateuse1_name() -> &'static str {
+    PRIVATEUSE1_NAME.get().copied().unwrap_or("privateuseone")
+}
+
+/// Names the `PrivateUse1` device type (`torch.utils.rename_privateuse1_backend`): tensors of it
+/// then print as `toy:0` and errors name it so. The first name given stays; renaming to another
+/// name is an error.
+pub fn rename_privateuse1_backend(name: &str) -> crate::Result<()> {
+    let stored = *PRIVATEUSE1_NAME.get_or_init(|| Box::leak(name.to_string().into_boxed_str()));
+    if stored != name {
+        return Err(crate::Error::runtime(format!(
+            "the PrivateUse1 backend is already named `{stored}`; it cannot be renamed to `{name}`"
+        )));
+    }
+    Ok(())
 }
 
 /// How a tensor's dims are laid out in memory (`torch.memory_format`).

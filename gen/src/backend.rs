@@ -1,0 +1,95 @@
+//! Support for out-of-tree backends generated from a backend YAML
+//! (`oxten_codegen::backend::generate`): naming the `PrivateUse1` device, and the CPU fallback
+//! (PyTorch's `cpu_fallback`) that runs every operator the backend does not implement on the
+//! CPU.
+
+use crate::dispatch::{register_fallback, BoxedKernel, DispatchKey, IValue, OpInfo, OperatorEntry, Stack};
+use crate::{Device, Error, Result, Tensor};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+pub use oxten_runtime::device::{privateuse1_name, rename_privateuse1_backend};
+
+fn infos() -> &'static HashMap<&'static str, OpInfo> {
+    static INFOS: OnceLock<HashMap<&'static str, OpInfo>> = OnceLock::new();
+    INFOS.get_or_init(|| crate::ops::operator_infos().into_iter().map(|i| (i.name, i)).collect())
+}
+
+/// Moves a tensor of another device to the CPU, remembering its device.
+fn to_cpu(t: &Tensor, device: &mut Option<Device>) -> Result<Tensor> {
+    if t.device() == Device::Cpu {
+        return Ok(t.clone());
+    }
+    device.get_or_insert(t.device());
+    t.try_to_device(Device::Cpu)
+}
+
+/// Runs `op` with its tensors moved to the CPU. Arguments the schema marks as written
+/// (in-place `self`, `out=`) are copied back into the caller's tensors, which are also what the
+/// operator returns for them; other returned tensors move to the device the arguments were on.
+/// A `device=` argument naming the backend's device becomes the CPU, and the results go there.
+pub fn cpu_fallback(op: &OperatorEntry, stack: &mut Stack) -> Result<()> {
+    let name = op.name().trim_start_matches("aten::");
+    let info = infos().get(name).ok_or_else(|| {
+        Error::runtime(format!("{name}: the CPU fallback found no boxed entry point for this operator"))
+    })?;
+    let n = info.args.len();
+    if stack.len() < n {
+        return Err(Error::runtime(format!("{name}: the CPU fallback got {} arguments, expected {n}", stack.len())));
+    }
+    let base = stack.len() - n;
+    let mut device = None;
+    let mut written: Vec<(Tensor, Tensor)> = Vec::new();
+    for (k, arg) in info.args.iter().enumerate() {
+        let v = &mut stack[base + k];
+        match v {
+            IValue::Tensor(t) => {
+                let c = to_cpu(t, &mut device)?;
+                if arg.write && t.device() != Device::Cpu {
+                    written.push((t.clone(), c.clone()));
+                }
+                *v = IValue::Tensor(c);
+            }
+            IValue::TensorList(ts) => {
+                for t in ts.iter_mut() {
+                    *t = to_cpu(t, &mut device)?;
+                }
+            }
+            IValue::OptionalTensorList(ts) => {
+                for t in ts.iter_mut().flatten() {
+                    *t = to_cpu(t, &mut device)?;
+                }
+            }
+            IValue::Device(d) if *d != Device::Cpu => {
+                device.get_or_insert(*d);
+                *v = IValue::Device(Device::Cpu);
+            }
+            _ => {}
+        }
+    }
+    (info.call_boxed)(stack)?;
+    for (orig, cpu) in &written {
+        orig.try_copy_(cpu)?;
+    }
+    let Some(device) = device else { return Ok(()) };
+    let first = stack.len() - info.returns;
+    let mut originals = written.iter().map(|(o, _)| o.clone());
+    for v in stack[first..].iter_mut() {
+        if let IValue::Tensor(t) = v {
+            *v = IValue::Tensor(match originals.next() {
+                Some(orig) => orig,
+                None => t.try_to_device(device)?,
+            });
+        } else if let IValue::TensorList(ts) = v {
+            for t in ts.iter_mut() {
+                *t = t.try_to_device(device)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Makes [`cpu_fallback`] the kernel of every operator without one at `key`.
+pub fn register_cpu_fallback(key: DispatchKey) {
+    register_fallback(key, BoxedKernel::new(cpu_fallback));
+}

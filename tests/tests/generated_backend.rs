@@ -1,0 +1,210 @@
+//! An out-of-tree backend built the generated way: `backends/toy_backend.yaml` names five
+//! operators, the build script generates `ToyKernels` and `register` from it
+//! (`oxten_codegen::backend::generate`), and this file implements the trait for a device whose
+//! memory is host memory. Everything else runs through the CPU fallback the YAML asks for:
+//! functional, in-place and out= operators, and autograd on top.
+
+use oxten::alloc::{self, Allocator, DataPtr};
+use oxten::{DType, Device, DeviceType, Layout, MemoryFormat, Result, Scalar, Tensor};
+use oxten_tests::toy_backend::{self, ToyKernels};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Once;
+
+const TOY: Device = Device::PrivateUse1(0);
+
+/// The toy device's memory: host memory from the host allocator.
+struct ToyAllocator;
+static ALLOCATOR: ToyAllocator = ToyAllocator;
+
+impl Allocator for ToyAllocator {
+    fn allocate(&self, nbytes: usize, device: Device) -> Result<DataPtr> {
+        alloc::host().allocate(nbytes, device)
+    }
+    unsafe fn memset(&self, dst: *mut u8, value: u8, nbytes: usize) -> Result<()> {
+        // SAFETY: forwarded under the caller's guarantee; the memory is host memory.
+        unsafe { alloc::host().memset(dst, value, nbytes) }
+    }
+    unsafe fn copy_from_host(&self, dst: *mut u8, src: *const u8, nbytes: usize) -> Result<()> {
+        // SAFETY: as above.
+        unsafe { alloc::host().copy_from_host(dst, src, nbytes) }
+    }
+    unsafe fn copy_to_host(&self, dst: *mut u8, src: *const u8, nbytes: usize) -> Result<()> {
+        // SAFETY: as above.
+        unsafe { alloc::host().copy_to_host(dst, src, nbytes) }
+    }
+    unsafe fn copy_on_device(&self, dst: *mut u8, src: *const u8, nbytes: usize) -> Result<()> {
+        // SAFETY: as above.
+        unsafe { alloc::host().copy_on_device(dst, src, nbytes) }
+    }
+}
+
+static ADDS: AtomicUsize = AtomicUsize::new(0);
+
+/// The toy device's values as a contiguous CPU tensor: its storage copied to the host (the
+/// same bytes: the memory is host memory), viewed with its layout, made contiguous.
+fn host_copy(t: &Tensor) -> Result<Tensor> {
+    t.storage_copy_to(Device::Cpu)?.try_contiguous()
+}
+
+/// Writes a CPU tensor's values (broadcast and converted) into a toy tensor of any layout: its
+/// storage comes to the host, the values are written through its layout there, and the bytes go
+/// back.
+fn upload(dst: &Tensor, host: &Tensor) -> Result<()> {
+    let staged = dst.storage_copy_to(Device::Cpu)?;
+    staged.try_copy_(host)?;
+    let n = dst.storage().nbytes();
+    // SAFETY: `staged` is a host storage of `n` bytes with `dst`'s layout, `dst`'s storage holds
+    // `n` bytes of toy (host) memory; every byte is written.
+    unsafe { ALLOCATOR.copy_from_host(dst.storage().data_ptr(), staged.storage().data_ptr(), n) }
+}
+
+fn to_toy(host: &Tensor) -> Result<Tensor> {
+    let t = Tensor::empty(&host.sizes(), host.dtype(), TOY, MemoryFormat::Contiguous)?;
+    upload(&t, host)?;
+    Ok(t)
+}
+
+/// The toy backend: allocation on its device, copies, and `add`/`mul` computed on the host.
+struct Toy;
+
+impl ToyKernels for Toy {
+    fn empty(
+        size: &[i64],
+        dtype: Option<DType>,
+        _layout: Option<Layout>,
+        _device: Option<Device>,
+        _pin_memory: Option<bool>,
+        memory_format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
+        Tensor::empty(size, dtype.unwrap_or(DType::F32), TOY, memory_format.unwrap_or(MemoryFormat::Contiguous))
+    }
+    fn empty_strided(
+        size: &[i64],
+        stride: &[i64],
+        dtype: Option<DType>,
+        _layout: Option<Layout>,
+        _device: Option<Device>,
+        _pin_memory: Option<bool>,
+    ) -> Result<Tensor> {
+        Tensor::empty_strided(size, stride, dtype.unwrap_or(DType::F32), TOY)
+    }
+    fn copy_(self_: &Tensor, src: &Tensor, non_blocking: bool) -> Result<Tensor> {
+        if self_.device() != src.device() && src.dim() > 0 {
+            alloc::copy_between(self_, src, non_blocking)?;
+        } else {
+            let src_host = if src.device() == Device::Cpu { src.clone() } else { host_copy(src)? };
+            upload(self_, &src_host)?;
+        }
+        Ok(self_.clone())
+    }
+    fn add(self_: &Tensor, other: &Tensor, alpha: Scalar) -> Result<Tensor> {
+        ADDS.fetch_add(1, Ordering::Relaxed);
+        to_toy(&oxten::try_add_with(&host_copy(self_)?, &host_copy(other)?, oxten::options::AddOpts { alpha })?)
+    }
+    fn mul(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+        to_toy(&host_copy(self_)?.try_mul(&host_copy(other)?)?)
+    }
+}
+
+fn copy_from_cpu(dst: &Tensor, src: &Tensor, _non_blocking: bool) -> Result<()> {
+    upload(dst, src)
+}
+
+fn copy_to_cpu(dst: &Tensor, src: &Tensor, _non_blocking: bool) -> Result<()> {
+    dst.try_copy_(&host_copy(&src.try_contiguous()?)?)?;
+    Ok(())
+}
+
+fn setup() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        alloc::register_allocator(DeviceType::PrivateUse1, &ALLOCATOR);
+        alloc::register_copy(DeviceType::Cpu, DeviceType::PrivateUse1, copy_from_cpu);
+        alloc::register_copy(DeviceType::PrivateUse1, DeviceType::Cpu, copy_to_cpu);
+        toy_backend::register::<Toy>().unwrap();
+    });
+}
+
+fn values(n: usize, seed: u32) -> Vec<f32> {
+    (0..n)
+        .map(|i| (((i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 8) % 2001) as f32 / 1000.0 - 1.0)
+        .collect()
+}
+
+fn cpu(sizes: &[i64], seed: u32) -> Tensor {
+    Tensor::from_vec(values(sizes.iter().product::<i64>() as usize, seed), sizes).unwrap()
+}
+
+#[test]
+fn supported_ops_run_the_backend_kernels_and_the_device_has_its_name() {
+    setup();
+    let (a, b) = (cpu(&[3, 4], 1), cpu(&[4], 2));
+    let before = ADDS.load(Ordering::Relaxed);
+    let c = a.to_device(TOY).add(&b.to_device(TOY));
+    assert!(ADDS.load(Ordering::Relaxed) > before, "add ran the backend's kernel");
+    assert_eq!(c.device(), TOY);
+    assert_eq!(c.cpu().to_vec::<f32>().unwrap(), a.add(&b).to_vec::<f32>().unwrap());
+    assert_eq!(TOY.to_string(), "toy:0");
+    assert_eq!(toy_backend::SUPPORTED.len(), 5);
+    // A second name for the device is refused.
+    assert!(oxten::backend::rename_privateuse1_backend("other").is_err());
+}
+
+#[test]
+fn other_ops_fall_back_to_the_cpu_and_come_back() {
+    setup();
+    let x = cpu(&[5, 6], 3);
+    let t = x.to_device(TOY);
+    // Functional: the result lives on the toy device.
+    let e = t.exp();
+    assert_eq!(e.device(), TOY);
+    assert_eq!(e.cpu().to_vec::<f32>().unwrap(), x.exp().to_vec::<f32>().unwrap());
+    let (v, i) = t.max_dim(1);
+    assert_eq!((v.device(), i.device()), (TOY, TOY));
+    assert_eq!(i.cpu().to_vec::<i64>().unwrap(), x.max_dim(1).1.to_vec::<i64>().unwrap());
+    // In place: the toy tensor itself is updated and returned.
+    let y = x.to_device(TOY);
+    let r = y.sub_(&x.to_device(TOY).mul_scalar(0.5));
+    assert!(r.is_same(&y));
+    assert_eq!(y.cpu().to_vec::<f32>().unwrap(), x.sub(&x.mul_scalar(0.5)).to_vec::<f32>().unwrap());
+    // out=: written where it lives.
+    let out = Tensor::empty(&[5, 6], DType::F32, TOY, MemoryFormat::Contiguous).unwrap();
+    let r = oxten::relu_out(&t, &out);
+    assert!(r.is_same(&out));
+    assert_eq!(out.cpu().to_vec::<f32>().unwrap(), x.relu().to_vec::<f32>().unwrap());
+    // A factory with device=toy.
+    let z = oxten::zeros_with(&[2, 3], oxten::options::ZerosOpts { device: Some(TOY), ..Default::default() });
+    assert_eq!(z.device(), TOY);
+    assert_eq!(z.cpu().to_vec::<f32>().unwrap(), vec![0.0; 6]);
+}
+
+#[test]
+fn an_mlp_trains_on_the_toy_device_like_on_the_cpu() {
+    setup();
+    let x = cpu(&[8, 5], 4);
+    let w1 = cpu(&[5, 6], 5).mul_scalar(0.3);
+    let w2 = cpu(&[6, 1], 6).mul_scalar(0.3);
+    let run = |dev: Device| {
+        let leaf = |t: &Tensor| t.to_device(dev).mul_scalar(1.0).requires_grad_(true);
+        let (w1, w2) = (leaf(&w1), leaf(&w2));
+        let xd = x.to_device(dev);
+        let mut losses = Vec::new();
+        for _ in 0..3 {
+            let loss = xd.mm(&w1).relu().mm(&w2).mul(&xd.mm(&w1).relu().mm(&w2)).mean_dim(None);
+            loss.backward();
+            losses.push(loss.cpu().to_vec::<f32>().unwrap()[0]);
+            oxten::autograd::no_grad(|| {
+                for w in [&w1, &w2] {
+                    w.sub_(&w.grad().unwrap().mul_scalar(0.1));
+                    w.set_grad(None);
+                }
+            });
+        }
+        (losses, w1.detach().cpu().to_vec::<f32>().unwrap())
+    };
+    let (cpu_run, toy_run) = (run(Device::Cpu), run(TOY));
+    assert_eq!(toy_run.0, cpu_run.0, "losses");
+    for (a, b) in toy_run.1.iter().zip(&cpu_run.1) {
+        assert!((a - b).abs() <= 1e-6, "{a} vs {b}");
+    }
+}

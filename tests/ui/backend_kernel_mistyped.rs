@@ -1,0 +1,40 @@
+// An out-of-tree backend implementing `mul.Tensor` with the wrong signature (a Scalar where the
+// schema has a Tensor): the compile error points at the method.
+use oxten::{DType, Device, Layout, MemoryFormat, Result, Scalar, Tensor};
+use oxten_tests::toy_backend::ToyKernels;
+
+struct Mistyped;
+
+impl ToyKernels for Mistyped {
+    fn empty(
+        _size: &[i64],
+        _dtype: Option<DType>,
+        _layout: Option<Layout>,
+        _device: Option<Device>,
+        _pin_memory: Option<bool>,
+        _memory_format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
+        unimplemented!()
+    }
+    fn empty_strided(
+        _size: &[i64],
+        _stride: &[i64],
+        _dtype: Option<DType>,
+        _layout: Option<Layout>,
+        _device: Option<Device>,
+        _pin_memory: Option<bool>,
+    ) -> Result<Tensor> {
+        unimplemented!()
+    }
+    fn copy_(_self: &Tensor, _src: &Tensor, _non_blocking: bool) -> Result<Tensor> {
+        unimplemented!()
+    }
+    fn add(_self: &Tensor, _other: &Tensor, _alpha: Scalar) -> Result<Tensor> {
+        unimplemented!()
+    }
+    fn mul(_self: &Tensor, _other: Scalar) -> Result<Tensor> {
+        unimplemented!()
+    }
+}
+
+fn main() {}
