@@ -10,6 +10,16 @@ use std::sync::OnceLock;
 
 pub use oxten_runtime::device::{privateuse1_name, rename_privateuse1_backend};
 
+/// The one output of a structured kernel (for generated backend wrappers).
+pub fn take1(v: Vec<Tensor>) -> Tensor {
+    crate::support::take1(v)
+}
+
+/// The two outputs of a structured kernel (for generated backend wrappers).
+pub fn take2(v: Vec<Tensor>) -> (Tensor, Tensor) {
+    crate::support::take2(v)
+}
+
 fn infos() -> &'static HashMap<&'static str, OpInfo> {
     static INFOS: OnceLock<HashMap<&'static str, OpInfo>> = OnceLock::new();
     INFOS.get_or_init(|| crate::ops::operator_infos().into_iter().map(|i| (i.name, i)).collect())

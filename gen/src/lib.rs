@@ -19,6 +19,8 @@
 //! Kernels register themselves with the dispatcher when the program starts (or on the first
 //! call to [`init`], which is idempotent).
 
+/// oxten's kernels and meta functions (what generated out-of-tree backend code builds on).
+pub use oxten_kernels as kernels;
 pub use oxten_runtime::alloc;
 pub use oxten_runtime::dispatch;
 pub use oxten_runtime::functions::*;

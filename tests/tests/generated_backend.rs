@@ -39,6 +39,7 @@ impl Allocator for ToyAllocator {
 }
 
 static ADDS: AtomicUsize = AtomicUsize::new(0);
+static STRUCTURED: AtomicUsize = AtomicUsize::new(0);
 
 /// The toy device's values as a contiguous CPU tensor: its storage copied to the host (the
 /// same bytes: the memory is host memory), viewed with its layout, made contiguous.
@@ -104,6 +105,14 @@ impl ToyKernels for Toy {
     fn mul(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
         to_toy(&host_copy(self_)?.try_mul(&host_copy(other)?)?)
     }
+    fn mm_out(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<()> {
+        STRUCTURED.fetch_add(1, Ordering::Relaxed);
+        upload(out, &host_copy(self_)?.try_mm(&host_copy(mat2)?)?)
+    }
+    fn sigmoid_out(iter: &oxten::iter::TensorIterator, self_: &Tensor) -> Result<()> {
+        STRUCTURED.fetch_add(1, Ordering::Relaxed);
+        upload(iter.output(0), &host_copy(self_)?.try_sigmoid()?)
+    }
 }
 
 fn copy_from_cpu(dst: &Tensor, src: &Tensor, _non_blocking: bool) -> Result<()> {
@@ -145,9 +154,36 @@ fn supported_ops_run_the_backend_kernels_and_the_device_has_its_name() {
     assert_eq!(c.device(), TOY);
     assert_eq!(c.cpu().to_vec::<f32>().unwrap(), a.add(&b).to_vec::<f32>().unwrap());
     assert_eq!(TOY.to_string(), "toy:0");
-    assert_eq!(toy_backend::SUPPORTED.len(), 5);
+    assert_eq!(toy_backend::SUPPORTED.len(), 7);
     // A second name for the device is refused.
     assert!(oxten::backend::rename_privateuse1_backend("other").is_err());
+}
+
+#[test]
+fn structured_impls_give_functional_in_place_and_out_variants() {
+    setup();
+    let (a, b) = (cpu(&[3, 4], 7), cpu(&[4, 2], 8));
+    let before = STRUCTURED.load(Ordering::Relaxed);
+    let (ta, tb) = (a.to_device(TOY), b.to_device(TOY));
+    let m = ta.mm(&tb);
+    assert_eq!(m.sizes(), [3, 2]);
+    assert_eq!(m.cpu().to_vec::<f32>().unwrap(), a.mm(&b).to_vec::<f32>().unwrap());
+    // The shared meta function checks shapes before the backend sees anything.
+    let e = ta.try_mm(&ta).unwrap_err().to_string();
+    assert!(e.contains("mat1 and mat2 shapes cannot be multiplied"), "{e}");
+    let s = ta.sigmoid();
+    assert_eq!(s.cpu().to_vec::<f32>().unwrap(), a.sigmoid().to_vec::<f32>().unwrap());
+    let out = Tensor::empty(&[3, 4], DType::F32, TOY, MemoryFormat::Contiguous).unwrap();
+    assert!(oxten::sigmoid_out(&ta, &out).is_same(&out));
+    assert_eq!(out.cpu().to_vec::<f32>().unwrap(), a.sigmoid().to_vec::<f32>().unwrap());
+    let c = a.to_device(TOY);
+    c.sigmoid_();
+    assert_eq!(c.cpu().to_vec::<f32>().unwrap(), a.sigmoid().to_vec::<f32>().unwrap());
+    assert_eq!(
+        STRUCTURED.load(Ordering::Relaxed) - before,
+        4,
+        "mm, sigmoid, sigmoid.out and sigmoid_ ran the backend's impls"
+    );
 }
 
 #[test]

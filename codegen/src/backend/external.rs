@@ -10,6 +10,7 @@
 //! supported:                   # operator names with their overload, as in native_functions.yaml
 //!   - empty.memory_format
 //!   - add.Tensor
+//!   - mm.out                   # a structured op's impl: mm and mm.out are generated from it
 //! ```
 //!
 //! A downstream crate's `build.rs` calls [`generate`] and `include!`s the file it writes; an
@@ -17,7 +18,9 @@
 //! signature, is then a compile error naming the operator.
 
 use super::key::DispatchKey;
+use crate::emit::register::{emit_wrapper_with, meta_path_in, WrapperPaths};
 use crate::emit::sig::OpSig;
+use crate::emit::structured::StructuredOp;
 use crate::yaml::{parse_native_functions, NativeFunction};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -191,16 +194,49 @@ pub fn emit_backend(b: &BackendYaml, fns: &[NativeFunction], yaml_file: &str) ->
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "#[allow(unused_imports)] use ::oxten::{{DType, Device, Generator, Layout, MemoryFormat, Result, Scalar, Tensor}};"
+        "#[allow(unused_imports)] use ::oxten::{{DType, Device, Generator, Layout, MemoryFormat, Result, Scalar, Tensor}};\n#[allow(unused_imports)] use ::oxten::iter::{{StructuredOutputs, TensorIterator}};"
     );
     let _ = writeln!(
         s,
         "/// The kernels of the `{name}` backend (generated from `{yaml_file}`): one method per operator in its `supported:` list, with the signature oxten's own kernels have. Implement it on a marker type and call [`register`].\n#[allow(clippy::too_many_arguments)]\npub trait {name}Kernels {{"
     );
     let mut regs = String::new();
+    let mut wrappers = String::new();
+    let paths = |st: &StructuredOp| WrapperPaths {
+        meta: meta_path_in(st, "::oxten::kernels"),
+        imp: Some(format!("B::{}", st.out.name)),
+        generics: format!("<B: {name}Kernels>"),
+        support: "::oxten::backend".into(),
+        // `add_` gives `add__private_use1`.
+        attrs: "#[allow(non_snake_case)]".into(),
+    };
     for op in &b.supported {
         let f =
             fns.iter().find(|f| f.func.name.to_string() == *op).ok_or_else(|| format!("unknown operator `{op}`"))?;
+        if f.structured {
+            // The impl of a structured op: its functional, in-place and out= variants come from
+            // oxten's meta function and this impl.
+            let st = StructuredOp::new(f)?;
+            let _ = writeln!(
+                s,
+                "/// The impl of the structured `{}`: computes the outputs its meta function set up. The functional, in-place and out= variants are generated from it.",
+                f.func
+            );
+            let _ = writeln!(s, "fn {}({}) -> Result<()>;", st.out.name, st.impl_params());
+            for m in fns
+                .iter()
+                .filter(|g| g.func.name == f.func.name || g.structured_delegate.as_ref() == Some(&f.func.name))
+            {
+                let member = OpSig::new(m)?;
+                let w = emit_wrapper_with(&mut wrappers, &st, &member, b.dispatch_key, &paths(&st));
+                let _ = writeln!(
+                    regs,
+                    "::oxten::ops::{}::OP.register(::oxten::dispatch::DispatchKey::{:?}, {w}::<B>);",
+                    member.name, b.dispatch_key
+                );
+            }
+            continue;
+        }
         let sig = OpSig::new(f)?;
         let _ = writeln!(s, "/// `{}`", f.func);
         let _ = writeln!(s, "fn {}({}) -> Result<{}>;", sig.name, sig.params(), sig.ret);
@@ -211,6 +247,7 @@ pub fn emit_backend(b: &BackendYaml, fns: &[NativeFunction], yaml_file: &str) ->
         );
     }
     s.push_str("}\n");
+    s.push_str(&wrappers);
     let fallback = match b.fallback {
         Fallback::Cpu => {
             format!("::oxten::backend::register_cpu_fallback(::oxten::dispatch::DispatchKey::{:?});\n", b.dispatch_key)

@@ -14,7 +14,11 @@ use std::fmt::Write;
 
 /// Path of the meta function of a structured op.
 fn meta_path(st: &StructuredOp, b: &BackendIndex) -> String {
-    let k = &b.kernel_crate;
+    meta_path_in(st, &b.kernel_crate)
+}
+
+/// Path of the meta function of a structured op, with oxten's kernels crate at `k`.
+pub(crate) fn meta_path_in(st: &StructuredOp, k: &str) -> String {
     if st.pointwise.is_some() {
         format!("{k}::generated::pointwise::{}_meta", st.out.name)
     } else {
@@ -47,16 +51,49 @@ fn serves(st: &StructuredOp, b: &BackendIndex) -> bool {
     }
 }
 
+/// Where a structured wrapper finds its pieces.
+pub(crate) struct WrapperPaths {
+    /// The meta function.
+    pub meta: String,
+    /// The impl (none for Meta, whose wrapper runs only the meta function).
+    pub imp: Option<String>,
+    /// Generic parameters of the wrapper (`<B: ToyKernels>`), or empty.
+    pub generics: String,
+    /// The module with `take1` / `take2`.
+    pub support: String,
+    /// Attributes on the wrapper (`#[allow(non_snake_case)]` where the file cannot carry them).
+    pub attrs: String,
+}
+
 /// One structured wrapper: the kernel of `member` (functional, in-place or out=) at `b`'s key.
 fn emit_wrapper(s: &mut String, st: &StructuredOp, member: &OpSig, b: &BackendIndex) -> String {
-    let key = b.key;
+    let paths = WrapperPaths {
+        meta: meta_path(st, b),
+        imp: if b.key == DispatchKey::Meta { None } else { impl_path(st, b) },
+        generics: String::new(),
+        support: "crate::support".into(),
+        attrs: String::new(),
+    };
+    emit_wrapper_with(s, st, member, b.key, &paths)
+}
+
+/// [`emit_wrapper`] with explicit paths (also for out-of-tree backends, whose impls are methods of
+/// a generated trait).
+pub(crate) fn emit_wrapper_with(
+    s: &mut String,
+    st: &StructuredOp,
+    member: &OpSig,
+    key: DispatchKey,
+    paths: &WrapperPaths,
+) -> String {
     let fname = format!("{}_{}", member.name, key.module());
     let _ = writeln!(
         s,
         "/// {key} kernel of `{}`, built from the structured `{}`.",
         member.schema_name, st.out.schema_name
     );
-    let _ = writeln!(s, "fn {fname}({}) -> Result<{}> {{", member.params(), member.ret);
+    let _ =
+        writeln!(s, "{}fn {fname}{}({}) -> Result<{}> {{", paths.attrs, paths.generics, member.params(), member.ret);
     let n_out = st.outputs().len();
     match member.kind() {
         SchemaKind::Inplace => {
@@ -91,8 +128,8 @@ fn emit_wrapper(s: &mut String, st: &StructuredOp, member: &OpSig, b: &BackendIn
         }
     }
     let inputs: Vec<&str> = member.args.iter().filter(|a| !a.is_out).map(|a| a.ident.as_str()).collect();
-    let meta_call = format!("{}(&mut outs, {})", meta_path(st, b), inputs.join(", "));
-    let impl_path = if key == DispatchKey::Meta { None } else { impl_path(st, b) };
+    let meta_call = format!("{}(&mut outs, {})", paths.meta, inputs.join(", "));
+    let impl_path = paths.imp.clone();
     if st.uses_iterator {
         match &impl_path {
             Some(p) => {
@@ -111,8 +148,12 @@ fn emit_wrapper(s: &mut String, st: &StructuredOp, member: &OpSig, b: &BackendIn
         }
     }
     match member.nret {
-        1 => s.push_str("Ok(crate::support::take1(outs.into_outputs()))\n}\n"),
-        2 => s.push_str("Ok(crate::support::take2(outs.into_outputs()))\n}\n"),
+        1 => {
+            let _ = writeln!(s, "Ok({}::take1(outs.into_outputs()))\n}}", paths.support);
+        }
+        2 => {
+            let _ = writeln!(s, "Ok({}::take2(outs.into_outputs()))\n}}", paths.support);
+        }
         _ => s.push_str("Ok(())\n}\n"),
     }
     fname
