@@ -74,6 +74,23 @@ mod gpu {
         }
     }
 
+    /// Without a GPU, CUDA calls are errors that say why, not crashes.
+    #[test]
+    fn without_a_gpu_cuda_calls_are_errors() {
+        oxten::init();
+        if cuda::is_available() {
+            eprintln!("skipped: a GPU is available");
+            return;
+        }
+        assert_eq!(cuda::device_count(), 0);
+        let e = Tensor::from_vec(vec![1.0f32], &[1]).unwrap().try_to_device(GPU).unwrap_err().to_string();
+        assert!(e.contains("CUDA is not available"), "{e}");
+        let z = oxten::try_zeros_with(&[2], oxten::options::ZerosOpts { device: Some(GPU), ..Default::default() });
+        assert!(z.unwrap_err().to_string().contains("CUDA is not available"));
+        assert_eq!(cuda::memory_allocated(GPU), 0);
+        assert!(cuda::Stream::new(GPU).is_err());
+    }
+
     #[test]
     fn device_roundtrip_every_dtype_and_layout() {
         require_gpu!();

@@ -158,10 +158,17 @@ impl OperatorEntry {
     fn missing_kernel(&self, k: DispatchKey) -> Error {
         let regs = self.registrations.lock().unwrap_or_else(|e| e.into_inner());
         let keys: Vec<String> = regs.iter().map(|(k, _)| k.to_string()).collect();
+        // An out-of-tree backend that named itself is named too (`'toy' (PrivateUse1)`).
+        let name = crate::device::privateuse1_name();
+        let backend = if k == DispatchKey::PrivateUse1 && name != "privateuseone" {
+            format!("'{name}' ({k})")
+        } else {
+            format!("'{k}'")
+        };
         Error::new(
             ErrorKind::NotImplemented,
             format!(
-                "could not run '{}' with arguments from the '{k}' backend: no kernel is registered for it. Registered keys: [{}]",
+                "could not run '{}' with arguments from the {backend} backend: no kernel is registered for it. Registered keys: [{}]",
                 self.name,
                 keys.join(", ")
             ),
