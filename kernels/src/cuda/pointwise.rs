@@ -74,6 +74,15 @@ pub fn launch_pointwise_in(
     if (k.float_only && !common.is_floating_point()) || (common == DType::Bool && !k.bool_ok) {
         return Err(not_implemented(name, common));
     }
+    if iter.noutputs() != 1 || iter.ninputs() != k.arity {
+        return Err(oxten_runtime::Error::runtime(format!(
+            "{}: the CUDA kernel takes 1 output and {} inputs, the iterator has {} and {}",
+            k.op,
+            k.arity,
+            iter.noutputs(),
+            iter.ninputs()
+        )));
+    }
     let n = iter.numel();
     if n == 0 {
         return Ok(());
@@ -94,6 +103,15 @@ pub fn launch_pointwise_in(
             }
         })
         .collect();
+    // A CPU operand is passed by value: only one-element ones can be.
+    if let Some(a) = (1..nt).find(|&a| iter.operand(a).device() == Device::Cpu && iter.operand(a).numel() != 1) {
+        return Err(oxten_runtime::Error::device(format!(
+            "{}: input {} is a CPU tensor of {} elements; only 0-dim CPU tensors can accompany CUDA tensors",
+            k.op,
+            a - 1,
+            iter.operand(a).numel()
+        )));
+    }
     // SAFETY: the kernel below writes every element of the output.
     let ptrs = unsafe { iter.device_ptrs_for_overwrite() };
     // Layout: vectorized when every tensor operand is contiguous and aligned.

@@ -16,11 +16,6 @@ pub struct Stream {
     raw: u64,
 }
 
-// SAFETY: a stream handle is an opaque driver object usable from any thread.
-unsafe impl Send for Stream {}
-// SAFETY: as above.
-unsafe impl Sync for Stream {}
-
 impl Stream {
     /// The default (null) stream of `device`.
     pub fn default_for(device: Device) -> Stream {
