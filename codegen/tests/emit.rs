@@ -346,7 +346,6 @@ fn pointwise_ops_get_cuda_impls_from_their_expression() {
                 expr: "T(a1 + T(c0 * a2))",
                 arity: 2,
                 float_only: false,
-                bool_out: false,
                 bool_ok: true,
             };
             launch_pointwise(iter, &KERNEL, &[alpha])

@@ -4,8 +4,9 @@
 //! memory is host memory. Everything else runs through the CPU fallback the YAML asks for:
 //! functional, in-place and out= operators, and autograd on top.
 
-use oxten::alloc::{self, Allocator, DataPtr};
+use oxten::alloc::{self, Allocator};
 use oxten::{DType, Device, DeviceType, Layout, MemoryFormat, Result, Scalar, Tensor};
+use oxten_tests::host_device::HostBackedAllocator;
 use oxten_tests::toy_backend::{self, ToyKernels};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Once;
@@ -13,30 +14,7 @@ use std::sync::Once;
 const TOY: Device = Device::PrivateUse1(0);
 
 /// The toy device's memory: host memory from the host allocator.
-struct ToyAllocator;
-static ALLOCATOR: ToyAllocator = ToyAllocator;
-
-impl Allocator for ToyAllocator {
-    fn allocate(&self, nbytes: usize, device: Device) -> Result<DataPtr> {
-        alloc::host().allocate(nbytes, device)
-    }
-    unsafe fn memset(&self, dst: *mut u8, value: u8, nbytes: usize) -> Result<()> {
-        // SAFETY: forwarded under the caller's guarantee; the memory is host memory.
-        unsafe { alloc::host().memset(dst, value, nbytes) }
-    }
-    unsafe fn copy_from_host(&self, dst: *mut u8, src: *const u8, nbytes: usize) -> Result<()> {
-        // SAFETY: as above.
-        unsafe { alloc::host().copy_from_host(dst, src, nbytes) }
-    }
-    unsafe fn copy_to_host(&self, dst: *mut u8, src: *const u8, nbytes: usize) -> Result<()> {
-        // SAFETY: as above.
-        unsafe { alloc::host().copy_to_host(dst, src, nbytes) }
-    }
-    unsafe fn copy_on_device(&self, dst: *mut u8, src: *const u8, nbytes: usize) -> Result<()> {
-        // SAFETY: as above.
-        unsafe { alloc::host().copy_on_device(dst, src, nbytes) }
-    }
-}
+static ALLOCATOR: HostBackedAllocator = HostBackedAllocator::new();
 
 static ADDS: AtomicUsize = AtomicUsize::new(0);
 static STRUCTURED: AtomicUsize = AtomicUsize::new(0);
@@ -154,6 +132,9 @@ fn supported_ops_run_the_backend_kernels_and_the_device_has_its_name() {
     assert_eq!(c.device(), TOY);
     assert_eq!(c.cpu().to_vec::<f32>().unwrap(), a.add(&b).to_vec::<f32>().unwrap());
     assert_eq!(TOY.to_string(), "toy:0");
+    // Printed from a host copy, like a CUDA tensor.
+    let on_cpu = a.add(&b).to_string();
+    assert_eq!(c.to_string(), format!("{}, device='toy:0')", on_cpu.strip_suffix(')').unwrap()));
     assert_eq!(toy_backend::SUPPORTED.len(), 7);
     // A second name for the device is refused.
     assert!(oxten::backend::rename_privateuse1_backend("other").is_err());

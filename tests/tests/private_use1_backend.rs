@@ -4,43 +4,17 @@
 //! output shapes from Meta), and nothing else. The MLP then runs forward and backward on it and
 //! must give the CPU's loss and gradients.
 
-use oxten::alloc::{self, Allocator, DataPtr};
+use oxten::alloc;
 use oxten::dispatch::DispatchKey;
 use oxten::{ops, DType, Device, DeviceType, Layout, MemoryFormat, Result, Scalar, Tensor};
+use oxten_tests::host_device::HostBackedAllocator;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Once;
 
 const DEV: Device = Device::PrivateUse1(0);
 
 /// The backend's allocator: host memory (through the host allocator), counted.
-struct CountingAllocator {
-    allocations: AtomicUsize,
-}
-
-static ALLOCATOR: CountingAllocator = CountingAllocator { allocations: AtomicUsize::new(0) };
-
-impl Allocator for CountingAllocator {
-    fn allocate(&self, nbytes: usize, device: Device) -> Result<DataPtr> {
-        self.allocations.fetch_add(1, Ordering::Relaxed);
-        alloc::host().allocate(nbytes, device)
-    }
-    unsafe fn memset(&self, dst: *mut u8, value: u8, nbytes: usize) -> Result<()> {
-        // SAFETY: forwarded under the caller's guarantee; the memory is host memory.
-        unsafe { alloc::host().memset(dst, value, nbytes) }
-    }
-    unsafe fn copy_from_host(&self, dst: *mut u8, src: *const u8, nbytes: usize) -> Result<()> {
-        // SAFETY: as above.
-        unsafe { alloc::host().copy_from_host(dst, src, nbytes) }
-    }
-    unsafe fn copy_to_host(&self, dst: *mut u8, src: *const u8, nbytes: usize) -> Result<()> {
-        // SAFETY: as above.
-        unsafe { alloc::host().copy_to_host(dst, src, nbytes) }
-    }
-    unsafe fn copy_on_device(&self, dst: *mut u8, src: *const u8, nbytes: usize) -> Result<()> {
-        // SAFETY: as above.
-        unsafe { alloc::host().copy_on_device(dst, src, nbytes) }
-    }
-}
+static ALLOCATOR: HostBackedAllocator = HostBackedAllocator::new();
 
 // ----- element access: the backend's memory is host memory, read and written as f32 -----
 
@@ -329,7 +303,7 @@ fn an_mlp_trains_on_a_second_backend_with_the_cpus_results() {
     let cpu_loss = cpu.loss(&x, &target);
     cpu_loss.backward();
 
-    let before = ALLOCATOR.allocations.load(Ordering::Relaxed);
+    let before = ALLOCATOR.allocations();
     let dev = Mlp::on(DEV);
     let (xd, td) = (x.to_device(DEV), target.to_device(DEV));
     assert_eq!(xd.device(), DEV);
@@ -338,7 +312,7 @@ fn an_mlp_trains_on_a_second_backend_with_the_cpus_results() {
     let dev_loss = dev.loss(&xd, &td);
     assert_eq!(dev_loss.device(), DEV);
     dev_loss.backward();
-    assert!(ALLOCATOR.allocations.load(Ordering::Relaxed) > before, "the backend's allocator served its tensors");
+    assert!(ALLOCATOR.allocations() > before, "the backend's allocator served its tensors");
 
     let host = |t: &Tensor| t.to_device(Device::Cpu).to_vec::<f32>().unwrap();
     assert!(close(&host(&dev_loss), &cpu_loss.to_vec::<f32>().unwrap()));

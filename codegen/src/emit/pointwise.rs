@@ -231,12 +231,11 @@ pub fn emit_pointwise_cuda(st: &StructuredOp) -> Result<String, String> {
     let _ = writeln!(s, "#[allow(unused_variables)]\npub fn {name}_cuda({}) -> Result<()> {{", st.impl_params());
     let _ = writeln!(
         s,
-        "static KERNEL: PointwiseKernel = PointwiseKernel {{ op: {:?}, expr: {:?}, arity: {}, float_only: {}, bool_out: {}, bool_ok: {} }};",
+        "static KERNEL: PointwiseKernel = PointwiseKernel {{ op: {:?}, expr: {:?}, arity: {}, float_only: {}, bool_ok: {} }};",
         st.out.schema_name,
         body,
         loop_args.len(),
         expr.requires_float(),
-        expr.returns_bool(),
         expr.supports_bool()
     );
     let _ = writeln!(s, "launch_pointwise(iter, &KERNEL, &[{}])\n}}", consts.join(", "));

@@ -38,8 +38,6 @@ pub struct PointwiseKernel {
     pub arity: usize,
     /// The expression needs a floating compute type.
     pub float_only: bool,
-    /// The expression gives a bool.
-    pub bool_out: bool,
     /// The expression has a meaning for bools.
     pub bool_ok: bool,
 }
@@ -318,14 +316,8 @@ fn source(
 mod tests {
     use super::*;
 
-    static ADD: PointwiseKernel = PointwiseKernel {
-        op: "add.out",
-        expr: "T(a1 + T(c0 * a2))",
-        arity: 2,
-        float_only: false,
-        bool_out: false,
-        bool_ok: true,
-    };
+    static ADD: PointwiseKernel =
+        PointwiseKernel { op: "add.out", expr: "T(a1 + T(c0 * a2))", arity: 2, float_only: false, bool_ok: true };
 
     #[test]
     fn instances_read_like_the_op() {

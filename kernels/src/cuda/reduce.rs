@@ -42,14 +42,14 @@ pub fn reduced_mask(ndim: usize, dims: Option<&[i64]>) -> Result<Vec<bool>> {
 }
 
 /// `x` laid out as `[outer, inner]` rows (kept dims first, in order, then the reduced ones),
-/// contiguous; returns it with `outer` and `inner`.
-pub fn as_rows(x: &Tensor, mask: &[bool]) -> Result<(Tensor, i64, i64)> {
+/// contiguous; returns it with the permutation, `outer` and `inner`.
+pub fn as_rows(x: &Tensor, mask: &[bool]) -> Result<(Tensor, Vec<i64>, i64, i64)> {
     let nd = x.dim();
     let sizes = x.sizes();
     let perm: Vec<i64> = (0..nd).filter(|&d| !mask[d]).chain((0..nd).filter(|&d| mask[d])).map(|d| d as i64).collect();
     let inner: i64 = (0..nd).filter(|&d| mask[d]).map(|d| sizes[d]).product();
     let outer: i64 = (0..nd).filter(|&d| !mask[d]).map(|d| sizes[d]).product();
-    Ok((x.try_permute(&perm)?.try_contiguous()?, outer, inner))
+    Ok((x.try_permute(&perm)?.try_contiguous()?, perm, outer, inner))
 }
 
 /// A contiguous tensor to compute `out` into: `out` itself when contiguous.
@@ -81,7 +81,7 @@ pub fn reduce_into(
     aux: Option<&Tensor>,
     c0: f64,
 ) -> Result<()> {
-    let (rows_x, outer, inner) = as_rows(x, mask)?;
+    let (rows_x, _, outer, inner) = as_rows(x, mask)?;
     if outer == 0 {
         return Ok(());
     }
@@ -246,15 +246,9 @@ pub fn arg_reduce(
     indices: &Tensor,
     is_max: bool,
 ) -> Result<()> {
-    let (rows_x, outer, inner) = match dim {
-        Some(d) => {
-            let mut mask = vec![false; x.dim()];
-            if !mask.is_empty() {
-                mask[d] = true;
-            }
-            as_rows(x, &mask)?
-        }
-        None => (x.try_reshape(&[-1])?.try_contiguous()?, 1, x.numel()),
+    let (rows_x, _, outer, inner) = match dim {
+        Some(d) => rows_along(x, d)?,
+        None => (x.try_reshape(&[-1])?.try_contiguous()?, Vec::new(), 1, x.numel()),
     };
     if outer == 0 {
         return Ok(());
@@ -282,8 +276,8 @@ pub fn arg_reduce(
     unsafe { launch(x.device(), f, blocks_for(outer as u64, 1), THREADS, 0, &mut args)? };
     // SAFETY: written in full by the kernel queued above.
     unsafe {
-        if dv {
-            vt.as_ref().expect("values").storage().assume_init();
+        if let Some(v) = vt.as_ref().filter(|_| dv) {
+            v.storage().assume_init();
         }
         if di {
             it.storage().assume_init();
@@ -348,14 +342,13 @@ extern "C" __global__ void ox_kernel(const char* __restrict__ x, char* values, c
 }
 
 /// `x` with `dim` moved last, contiguous: rows along `dim`. Returns it with the permutation
-/// and the number and length of rows.
+/// and the number and length of rows (a 0-dim `x` is one row of one).
 pub fn rows_along(x: &Tensor, dim: usize) -> Result<(Tensor, Vec<i64>, i64, i64)> {
-    let nd = x.dim();
-    let perm: Vec<i64> = (0..nd).filter(|&d| d != dim).chain(std::iter::once(dim)).map(|d| d as i64).collect();
-    let len = if nd == 0 { 1 } else { x.sizes()[dim] };
-    let rows = if len == 0 { 0 } else { x.numel() / len };
-    let t = if nd == 0 { x.try_reshape(&[1])? } else { x.try_permute(&perm)?.try_contiguous()? };
-    Ok((t, perm, rows, len))
+    if x.dim() == 0 {
+        return Ok((x.try_reshape(&[1])?, vec![0], 1, 1));
+    }
+    let mask: Vec<bool> = (0..x.dim()).map(|d| d == dim).collect();
+    as_rows(x, &mask)
 }
 
 /// A contiguous tensor laid out like [`rows_along`]'s result for writing `out`, and whether it

@@ -24,25 +24,16 @@ use std::fmt::Write;
 const THREADS: u32 = 256;
 const MAX_DIMS: usize = 25;
 
-/// The index as i64 on `device`, and its values on the host, each checked against `0..n`
-/// (negative values count from the end when `wrap`).
-fn checked_index(op: &str, index: &Tensor, n: i64, device: Device, wrap: bool) -> Result<(Tensor, Vec<i64>)> {
+/// The index as i64 on `device`, each value checked against `0..n` on the host first.
+fn checked_index(op: &str, index: &Tensor, n: i64, device: Device) -> Result<Tensor> {
     let idx = index.try_to_dtype(DType::I64)?.try_contiguous()?;
-    let mut host = idx.to_vec::<i64>()?;
-    for v in host.iter_mut() {
-        if *v < -n || *v >= n || (!wrap && *v < 0) {
-            return Err(Error::index(format!("{op}(): index {v} is out of bounds for dimension with size {n}")));
-        }
-        if *v < 0 {
-            *v += n;
-        }
+    if let Some(v) = idx.to_vec::<i64>()?.into_iter().find(|v| !(0..n).contains(v)) {
+        return Err(Error::index(format!("{op}(): index {v} is out of bounds for dimension with size {n}")));
     }
-    let dev = if wrap || idx.device() != device {
-        Tensor::from_vec(host.clone(), &idx.sizes())?.try_to_device(device)?
-    } else {
-        idx
-    };
-    Ok((dev, host))
+    if idx.device() != device {
+        return idx.try_to_device(device);
+    }
+    Ok(idx)
 }
 
 /// The C type that moves one element of `dtype` (the kernels only copy bytes).
@@ -72,7 +63,7 @@ fn index_select_into(self_: &Tensor, dim: i64, index: &Tensor, out: &Tensor) -> 
         return Ok(());
     }
     let n = if self_.dim() == 0 { 1 } else { self_.sizes()[d] };
-    let (idx, _) = checked_index("index_select", &index_dev, n, self_.device(), false)?;
+    let idx = checked_index("index_select", &index_dev, n, self_.device())?;
     let src = self_.try_contiguous()?;
     let sizes = src.sizes();
     let outer: i64 = if self_.dim() == 0 { 1 } else { sizes[..d].iter().product() };
@@ -141,7 +132,7 @@ impl GatherOutCuda for Cuda {
         }
         let d = wrap_dim(dim, self_.dim())?;
         let n = if self_.dim() == 0 { 1 } else { self_.sizes()[d] };
-        let (idx, _) = checked_index("gather", index, n, self_.device(), false)?;
+        let idx = checked_index("gather", index, n, self_.device())?;
         let nd = index.dim().max(1);
         if nd > MAX_DIMS {
             return Err(Error::shape(format!("gather: CUDA kernels support at most {MAX_DIMS} dims")));
@@ -291,7 +282,6 @@ static MASKED_FILL: PointwiseKernel = PointwiseKernel {
     expr: "((a1 != T(0)) ? c0 : a2)",
     arity: 2,
     float_only: false,
-    bool_out: false,
     bool_ok: true,
 };
 

@@ -101,8 +101,12 @@ fn gemm(a: &Tensor, b: &Tensor, out: &Tensor, alpha: f64, beta: f64, what: &str)
         }
     };
     let (a, b) = (dense(a)?, dense(b)?);
-    let (ta, lda, sa) = operand(&a).expect("dense operands fit");
-    let (tb, ldb, sb) = operand(&b).expect("dense operands fit");
+    let layout = |t: &Tensor| {
+        operand(t).ok_or_else(|| {
+            Error::runtime(format!("{what}: cuBLAS cannot take an operand with strides {:?}", t.strides()))
+        })
+    };
+    let ((ta, lda, sa), (tb, ldb, sb)) = (layout(&a)?, layout(&b)?);
     let op = |t: bool| if t { cublas::cublasOperation_t::CUBLAS_OP_T } else { cublas::cublasOperation_t::CUBLAS_OP_N };
     let compute = match dtype {
         DType::F64 => cublas::cublasComputeType_t::CUBLAS_COMPUTE_64F,

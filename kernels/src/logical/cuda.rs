@@ -12,7 +12,6 @@ static WHERE: PointwiseKernel = PointwiseKernel {
     expr: "((a1 != T(0)) ? a2 : a3)",
     arity: 3,
     float_only: false,
-    bool_out: false,
     bool_ok: true,
 };
 

@@ -12,25 +12,12 @@ static CLAMP: PointwiseKernel = PointwiseKernel {
     expr: "ox_min(ox_max(a1, c0), c1)",
     arity: 1,
     float_only: false,
-    bool_out: false,
     bool_ok: false,
 };
-static CLAMP_MIN: PointwiseKernel = PointwiseKernel {
-    op: "clamp.out",
-    expr: "ox_max(a1, c0)",
-    arity: 1,
-    float_only: false,
-    bool_out: false,
-    bool_ok: false,
-};
-static CLAMP_MAX: PointwiseKernel = PointwiseKernel {
-    op: "clamp.out",
-    expr: "ox_min(a1, c0)",
-    arity: 1,
-    float_only: false,
-    bool_out: false,
-    bool_ok: false,
-};
+static CLAMP_MIN: PointwiseKernel =
+    PointwiseKernel { op: "clamp.out", expr: "ox_max(a1, c0)", arity: 1, float_only: false, bool_ok: false };
+static CLAMP_MAX: PointwiseKernel =
+    PointwiseKernel { op: "clamp.out", expr: "ox_min(a1, c0)", arity: 1, float_only: false, bool_ok: false };
 
 impl ClampOutCuda for Cuda {
     fn clamp_out(iter: &TensorIterator, _self: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {

@@ -26,6 +26,8 @@ use std::sync::Mutex;
 pub const MIN_BLOCK: usize = 512;
 /// Largest request served from the small pool.
 pub const SMALL_SIZE: usize = 1 << 20;
+/// The event of a stream whose event could not be recorded: never complete.
+const NEVER: u64 = u64::MAX;
 /// Segment size of the small pool.
 pub const SMALL_SEGMENT: usize = 2 << 20;
 /// Segment size for large requests under [`MIN_LARGE_ALLOC`].
@@ -173,7 +175,8 @@ impl<P: SegmentProvider> CachingAllocator<P> {
             None => self.new_segment(&mut st, size, stream, small, nbytes)?,
         };
         // Split off the rest when it is worth keeping apart.
-        let block = st.blocks.get_mut(&ptr).expect("a free block is in the block map");
+        let lost = || Error::runtime(format!("caching allocator: block {ptr:#x} is missing from its block map"));
+        let block = st.blocks.get_mut(&ptr).ok_or_else(lost)?;
         let rest = block.size - size;
         let split = if small { rest >= MIN_BLOCK } else { rest > SMALL_SIZE };
         if split {
@@ -184,7 +187,7 @@ impl<P: SegmentProvider> CachingAllocator<P> {
             st.blocks.insert(rem_ptr, rem);
             Self::pool(&mut st, small).insert((stream, rest, rem_ptr));
         }
-        let block = st.blocks.get_mut(&ptr).expect("just found");
+        let block = st.blocks.get_mut(&ptr).ok_or_else(lost)?;
         block.allocated = true;
         block.stream_uses.clear();
         let got = block.size;
@@ -267,15 +270,17 @@ impl<P: SegmentProvider> CachingAllocator<P> {
         if uses.is_empty() {
             self.insert_free(&mut st, ptr);
         } else {
-            // Reusable once every stream that used it has passed this point.
-            let events: Vec<u64> = uses.iter().filter_map(|s| self.provider.record_event(*s).ok()).collect();
+            // Reusable once every stream that used it has passed this point. A stream whose event
+            // cannot be recorded keeps the block out of use for good: a leak, not a reuse while
+            // that stream may still read it.
+            let events: Vec<u64> = uses.iter().map(|s| self.provider.record_event(*s).unwrap_or(NEVER)).collect();
             st.pending.push((ptr, events));
         }
     }
 
     /// Puts a freed block back in its pool, merged with free neighbours in its segment.
     fn insert_free(&self, st: &mut State, mut ptr: u64) {
-        let b = st.blocks[&ptr].clone();
+        let Some(b) = st.blocks.get(&ptr).cloned() else { return };
         let mut size = b.size;
         let free_neighbour = |st: &State, p: u64| {
             st.blocks.get(&p).filter(|n| !n.allocated && n.segment == b.segment && !Self::is_pending(st, p)).cloned()
@@ -298,10 +303,12 @@ impl<P: SegmentProvider> CachingAllocator<P> {
                 }
             }
         }
-        let blk = st.blocks.get_mut(&ptr).expect("merged block");
-        blk.size = size;
-        blk.allocated = false;
-        Self::pool(st, b.small).insert((b.stream, size, ptr));
+        // `ptr` is the block itself or the free neighbour it merged into, both in the map.
+        if let Some(blk) = st.blocks.get_mut(&ptr) {
+            blk.size = size;
+            blk.allocated = false;
+            Self::pool(st, b.small).insert((b.stream, size, ptr));
+        }
     }
 
     fn is_pending(st: &State, ptr: u64) -> bool {
@@ -316,7 +323,7 @@ impl<P: SegmentProvider> CachingAllocator<P> {
         let pending = std::mem::take(&mut st.pending);
         let mut ready = Vec::new();
         for (ptr, events) in pending {
-            if events.iter().all(|e| self.provider.event_done(*e)) {
+            if events.iter().all(|e| *e != NEVER && self.provider.event_done(*e)) {
                 for e in events {
                     self.provider.destroy_event(e);
                 }
@@ -343,7 +350,7 @@ impl<P: SegmentProvider> CachingAllocator<P> {
             .collect();
         let mut released = 0;
         for (p, sz) in whole {
-            let b = st.blocks.remove(&p).expect("segment block");
+            let Some(b) = st.blocks.remove(&p) else { continue };
             Self::pool(st, b.small).remove(&(b.stream, b.size, p));
             st.segments.remove(&p);
             self.provider.free(p, sz);
@@ -507,6 +514,36 @@ mod tests {
         a.provider().events_done.store(true, Ordering::SeqCst);
         a.free(q);
         assert_eq!(a.malloc(4096, 1).unwrap(), p);
+    }
+
+    #[test]
+    fn a_block_whose_event_cannot_be_recorded_is_never_reused() {
+        struct NoEvents(FakeDevice);
+        impl SegmentProvider for NoEvents {
+            fn alloc(&self, n: usize) -> Result<Option<u64>> {
+                self.0.alloc(n)
+            }
+            fn free(&self, p: u64, n: usize) {
+                self.0.free(p, n)
+            }
+            fn record_event(&self, _s: u64) -> Result<u64> {
+                Err(Error::runtime("no events"))
+            }
+            fn event_done(&self, _e: u64) -> bool {
+                true
+            }
+            fn destroy_event(&self, _e: u64) {}
+            fn mem_info(&self) -> Option<(usize, usize)> {
+                self.0.mem_info()
+            }
+        }
+        let a = CachingAllocator::new(NoEvents(FakeDevice::with_capacity(64 * MIB)));
+        let p = a.malloc(4096, 1).unwrap();
+        a.record_stream(p, 7);
+        a.free(p);
+        for _ in 0..3 {
+            assert_ne!(a.malloc(4096, 1).unwrap(), p);
+        }
     }
 
     #[test]

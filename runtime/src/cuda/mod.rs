@@ -48,12 +48,16 @@ pub fn is_available() -> bool {
     unavailable_reason().is_none()
 }
 
-/// The number of CUDA devices (0 without a driver).
+/// The number of CUDA devices (0 without a driver). Asked of the driver once: copies ask it to
+/// find the device of an address.
 pub fn device_count() -> usize {
-    if !is_available() {
-        return 0;
-    }
-    drv::device::get_count().map_or(0, |n| (n as usize).min(MAX_DEVICES))
+    static COUNT: OnceLock<usize> = OnceLock::new();
+    *COUNT.get_or_init(|| {
+        if !is_available() {
+            return 0;
+        }
+        drv::device::get_count().map_or(0, |n| (n as usize).min(MAX_DEVICES))
+    })
 }
 
 /// Why [`is_available`] is false, for skip messages.
@@ -102,7 +106,7 @@ pub fn context(device: Device) -> Result<&'static Arc<CudaContext>> {
     }
     let ctx = CONTEXTS[i]
         .get_or_init(|| {
-            let n = drv::device::get_count().unwrap_or(0) as usize;
+            let n = device_count();
             if i >= n {
                 return Err(format!("{device} does not exist: the driver reports {n} device(s)"));
             }

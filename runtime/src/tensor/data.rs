@@ -113,16 +113,18 @@ pub fn for_each_offset(sizes: &[i64], strides: &[i64], mut f: impl FnMut(i64)) {
 impl std::fmt::Display for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let suffix = if self.dtype() == DType::F32 { String::new() } else { format!(", dtype={}", self.dtype()) };
-        if let Device::Cuda(_) = self.device() {
-            // The values, printed from a host copy, then the device (PyTorch's order: before the
-            // dtype).
-            let host = self.try_to_device(Device::Cpu).map_err(|_| std::fmt::Error)?;
-            let text = host.to_string();
-            let at = text.find(", dtype=").unwrap_or(text.len().saturating_sub(1));
-            return write!(f, "{}, device='{}'{}", &text[..at], self.device(), &text[at..]);
-        }
         if self.device() != Device::Cpu {
-            return write!(f, "tensor(..., size={:?}, device='{}'{suffix})", &self.sizes()[..], self.device());
+            // A device tensor prints its values from a host copy, then the device (PyTorch's
+            // order: before the dtype); one with no data (meta) or no copy to the CPU prints
+            // its size.
+            return match self.try_to_device(Device::Cpu) {
+                Ok(host) if self.device() != Device::Meta => {
+                    let text = host.to_string();
+                    let at = text.find(", dtype=").unwrap_or(text.len().saturating_sub(1));
+                    write!(f, "{}, device='{}'{}", &text[..at], self.device(), &text[at..])
+                }
+                _ => write!(f, "tensor(..., size={:?}, device='{}'{suffix})", &self.sizes()[..], self.device()),
+            };
         }
         let vals = self.to_f64_vec().map_err(|_| std::fmt::Error)?;
         let sizes = self.sizes();
