@@ -162,6 +162,32 @@ fn meta_tensors_get_shapes_without_data() {
     for t in [oxten::cat(&[a.clone(), b]), a.tril(), a.repeat(&[2, 1])] {
         assert!(t.is_meta());
     }
+    // index_put_ through the element loop and through masked_fill_: shapes checked, no data.
+    let v = m(&[4, 3]);
+    assert!(a.repeat(&[2, 1]).index_put_(&[Some(idx.clone())], &v).is_meta());
+    let e = a.try_index_put_(&[Some(idx.clone())], &m(&[5, 3])).unwrap_err();
+    assert!(e.message.contains("shape mismatch: value tensor of shape [5, 3] cannot be broadcast"), "{e}");
+    let mask = oxten::empty_with(
+        &[2, 3],
+        EmptyOpts { dtype: Some(DType::Bool), device: Some(Device::Meta), ..Default::default() },
+    );
+    assert!(a.index_put_(&[Some(mask)], &m(&[])).is_meta());
+    let bad_mask = oxten::empty_with(
+        &[3],
+        EmptyOpts { dtype: Some(DType::Bool), device: Some(Device::Meta), ..Default::default() },
+    );
+    let e = a.try_index_put_(&[Some(bad_mask)], &m(&[])).unwrap_err();
+    assert!(e.message.contains("The shape of the mask [3] at index 0 does not match"), "{e}");
+    // index(out=) resizes a meta out.
+    let out = m(&[0]);
+    oxten::try_index_tensor_out(&a, &[Some(idx.clone())], &out).unwrap();
+    assert_eq!(out.sizes(), [4, 3]);
+    // copy_ into meta checks broadcasting only; out of meta into real memory is an error.
+    a.copy_(&Tensor::from_vec(vec![1.0f32; 3], &[3]).unwrap());
+    let e = a.try_copy_(&m(&[4, 3])).unwrap_err();
+    assert!(e.message.contains("The size of tensor a (2) must match the size of tensor b (4)"), "{e}");
+    let e = Tensor::from_vec(vec![0.0f32; 6], &[2, 3]).unwrap().try_copy_(&a).unwrap_err();
+    assert!(e.message.contains("Cannot copy out of meta tensor; no data!"), "{e}");
 }
 
 #[test]

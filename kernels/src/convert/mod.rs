@@ -7,6 +7,7 @@
 
 mod clone;
 mod copy;
+pub(crate) use copy::copy_iter;
 #[cfg(feature = "cuda")]
 pub(crate) mod cuda;
 mod to;

@@ -2,9 +2,9 @@
 //! copy stub (`oxten_runtime::iter::to_dtype` and the iterator's casts run it).
 
 use super::cast_loops::{cast_elem, cast_kernel};
+use crate::convert::copy_iter;
 use oxten_runtime::device::{Device, MemoryFormat};
 use oxten_runtime::error::{Error, Result};
-use oxten_runtime::iter::TensorIteratorConfig;
 use oxten_runtime::iter::GRAIN_SIZE;
 use oxten_runtime::iter::{assert_no_internal_overlap, get_overlap_status, MemOverlapStatus};
 use oxten_runtime::iter::{parallel_chunks, SendPtr};
@@ -15,7 +15,6 @@ use oxten_runtime::tensor::Tensor;
 /// of dtypes; see [`CastTo`](super::cast_loops::CastTo) for the rules), over arbitrary strides on both sides.
 ///
 /// * same dtype and same dense layout: one `memcpy` (split across threads when large);
-/// * meta tensors: shapes are checked, no data is touched;
 /// * `dst` must not overlap itself (e.g. an expanded tensor); if `src` shares memory with `dst`
 ///   without being the same elements, `src` is first copied to a temporary.
 ///
@@ -46,23 +45,11 @@ pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
         return Ok(());
     }
     match (dst.device(), src.device()) {
-        (Device::Cpu, Device::Cpu) | (Device::Meta, Device::Cpu) | (Device::Meta, Device::Meta) => {}
+        (Device::Cpu, Device::Cpu) => {}
         (Device::Cpu, Device::Meta) => return Err(Error::runtime("Cannot copy out of meta tensor; no data!")),
         (d, s) => return Err(Error::device(format!("copy_: cannot copy from {s} to {d}"))),
     }
     assert_no_internal_overlap(dst)?;
-    let config = || {
-        TensorIteratorConfig::new()
-            .add_output(dst)
-            .resize_outputs(false)
-            .check_all_same_dtype(false)
-            .check_all_same_device(false)
-            .check_mem_overlap(false)
-    };
-    if dst.is_meta() {
-        config().add_input(src).build()?;
-        return Ok(());
-    }
     let tmp;
     let src = match get_overlap_status(dst, src) {
         MemOverlapStatus::No => src,
@@ -81,7 +68,7 @@ pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
         memcpy_dense(dst, src);
         return Ok(());
     }
-    let iter = config().add_input(src).build()?;
+    let iter = copy_iter(dst, src)?;
     cast_kernel(&iter);
     Ok(())
 }

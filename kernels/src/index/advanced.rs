@@ -10,7 +10,7 @@
 //! `index_k * stride_k` over the indexed dims to its position.
 
 use super::common::{assert_no_internal_overlap, assert_no_overlap, match_acc, match_size, Accumulate, FirstError};
-use super::masked::{item_scalar, masked_fill_};
+use super::masked::{item_scalar, masked_fill_, masked_fill_iter};
 use crate::generated::decls::{
     IndexCpu, IndexMeta, IndexOutCpu, IndexOutMeta, IndexPutCompositeExplicit, IndexPutInplaceCpu, IndexPutInplaceMeta,
 };
@@ -246,9 +246,9 @@ fn index_iter(info: &AdvancedIndex, out: Option<&Tensor>) -> Result<TensorIterat
     }
 }
 
-/// Copies the selected elements into the iterator's output.
+/// Copies the selected elements into the iterator's output (host memory).
 fn run_index(info: &AdvancedIndex, iter: &TensorIterator) -> Result<()> {
-    if iter.is_meta() || iter.numel() == 0 {
+    if iter.numel() == 0 {
         return Ok(());
     }
     let es = info.src.dtype().size();
@@ -301,52 +301,57 @@ fn check_too_many(self_: &Tensor, indices: &[Option<Tensor>]) -> Result<()> {
     Ok(())
 }
 
-fn index(self_: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
+/// `index`'s checks and plan: the restrided `self` and index tensors, and the iterator that
+/// allocated (or checked and resized) the output. The Meta kernels stop here.
+fn index_setup(
+    self_: &Tensor,
+    indices: &[Option<Tensor>],
+    out: Option<&Tensor>,
+) -> Result<(AdvancedIndex, TensorIterator)> {
     check_too_many(self_, indices)?;
-    let info = make_info(self_, indices)?;
-    let iter = index_iter(&info, None)?;
-    run_index(&info, &iter)?;
-    Ok(iter.output(0).clone())
-}
-
-fn index_out(self_: &Tensor, indices: &[Option<Tensor>], out: &Tensor) -> Result<Tensor> {
-    check_too_many(self_, indices)?;
-    if self_.dtype() != out.dtype() {
-        return Err(Error::dtype(format!(
-            "index_out: self ({}) and result ({}) must have the same scalar type",
-            scalar_type_name(self_.dtype()),
-            scalar_type_name(out.dtype())
-        )));
-    }
-    assert_no_internal_overlap(out)?;
-    assert_no_overlap(out, self_)?;
-    for t in indices.iter().flatten() {
-        assert_no_overlap(out, t)?;
+    if let Some(out) = out {
+        if self_.dtype() != out.dtype() {
+            return Err(Error::dtype(format!(
+                "index_out: self ({}) and result ({}) must have the same scalar type",
+                scalar_type_name(self_.dtype()),
+                scalar_type_name(out.dtype())
+            )));
+        }
+        assert_no_internal_overlap(out)?;
+        assert_no_overlap(out, self_)?;
+        for t in indices.iter().flatten() {
+            assert_no_overlap(out, t)?;
+        }
     }
     let info = make_info(self_, indices)?;
-    let iter = index_iter(&info, Some(out))?;
-    run_index(&info, &iter)?;
-    Ok(out.clone())
+    let iter = index_iter(&info, out)?;
+    Ok((info, iter))
 }
 
 impl IndexCpu for Cpu {
     fn index(self_: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
-        index(self_, indices)
+        let (info, iter) = index_setup(self_, indices, None)?;
+        run_index(&info, &iter)?;
+        Ok(iter.output(0).clone())
     }
 }
 impl IndexMeta for Meta {
     fn index(self_: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
-        index(self_, indices)
+        let (_, iter) = index_setup(self_, indices, None)?;
+        Ok(iter.output(0).clone())
     }
 }
 impl IndexOutCpu for Cpu {
     fn index_out(self_: &Tensor, indices: &[Option<Tensor>], out: &Tensor) -> Result<Tensor> {
-        index_out(self_, indices, out)
+        let (info, iter) = index_setup(self_, indices, Some(out))?;
+        run_index(&info, &iter)?;
+        Ok(out.clone())
     }
 }
 impl IndexOutMeta for Meta {
     fn index_out(self_: &Tensor, indices: &[Option<Tensor>], out: &Tensor) -> Result<Tensor> {
-        index_out(self_, indices, out)
+        index_setup(self_, indices, Some(out))?;
+        Ok(out.clone())
     }
 }
 
@@ -357,7 +362,7 @@ impl IndexOutMeta for Meta {
 /// `canDispatchToMaskedFill`: one bool/uint8 mask among the indices and a one-element value go
 /// through `masked_fill_`, with the mask's dims checked and trailing dims added.
 fn masked_fill_mask(self_: &Tensor, indices: &[Option<Tensor>], values: &Tensor) -> Result<Option<Tensor>> {
-    if values.numel() != 1 || values.is_meta() {
+    if values.numel() != 1 {
         return Ok(None);
     }
     let mut num_ind = 0usize;
@@ -400,14 +405,24 @@ fn is_expandable_to(shape: &[i64], desired: &[i64]) -> bool {
     shape.iter().rev().zip(desired.iter().rev()).all(|(&s, &d)| s == d || s == 1)
 }
 
-/// `_index_put_impl_`: writes (or adds) `values`, broadcast to the indexing result, at the
-/// indexed positions of `self`. Runs serially, so duplicate indices write in order (the last
-/// one wins) or accumulate deterministically.
-fn index_put_(self_: &Tensor, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<()> {
+/// How `_index_put_impl_` writes: through `masked_fill_` (one mask, one value, no
+/// accumulation), or element by element over the indexing iterator.
+enum IndexPutPlan {
+    MaskedFill(Tensor),
+    Scatter(AdvancedIndex, TensorIterator),
+}
+
+/// `_index_put_impl_`'s checks and plan; the Meta kernel stops here.
+fn index_put_setup(
+    self_: &Tensor,
+    indices: &[Option<Tensor>],
+    values: &Tensor,
+    accumulate: bool,
+) -> Result<IndexPutPlan> {
     check_too_many(self_, indices)?;
     if !accumulate {
         if let Some(mask) = masked_fill_mask(self_, indices, values)? {
-            return masked_fill_(self_, &mask, item_scalar(values)?);
+            return Ok(IndexPutPlan::MaskedFill(mask));
         }
     }
     assert_no_overlap(self_, values)?;
@@ -441,8 +456,14 @@ fn index_put_(self_: &Tensor, indices: &[Option<Tensor>], values: &Tensor, accum
     for t in &info.indices {
         config = config.add_input(t);
     }
-    let iter = config.build()?;
-    if iter.is_meta() || iter.numel() == 0 {
+    Ok(IndexPutPlan::Scatter(info, config.build()?))
+}
+
+/// Writes (or adds) `values`, broadcast to the indexing result, at the indexed positions of
+/// `self` (host memory). Runs serially, so duplicate indices write in order (the last one wins)
+/// or accumulate deterministically.
+fn run_index_put(self_: &Tensor, info: &AdvancedIndex, iter: &TensorIterator, accumulate: bool) -> Result<()> {
+    if iter.numel() == 0 {
         return Ok(());
     }
     let nidx = info.indices.len();
@@ -464,7 +485,7 @@ fn index_put_(self_: &Tensor, indices: &[Option<Tensor>], values: &Tensor, accum
                     // `self` (dtype T), of `values` (same dtype, checked) and of the int64
                     // index tensors; the offset is bounds-checked against the indexed dims.
                     unsafe {
-                        match offset_of(&info, &ip[..nidx]) {
+                        match offset_of(info, &ip[..nidx]) {
                             Ok(off) => {
                                 let d = (at(0) as *mut T).offset(off);
                                 let v = *(at(1) as *const T);
@@ -486,14 +507,19 @@ fn index_put_(self_: &Tensor, indices: &[Option<Tensor>], values: &Tensor, accum
 
 impl IndexPutInplaceCpu for Cpu {
     fn index_put_(self_: &Tensor, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<Tensor> {
-        index_put_(self_, indices, values, accumulate)?;
+        match index_put_setup(self_, indices, values, accumulate)? {
+            IndexPutPlan::MaskedFill(mask) => masked_fill_(self_, &mask, item_scalar(values)?)?,
+            IndexPutPlan::Scatter(info, iter) => run_index_put(self_, &info, &iter, accumulate)?,
+        }
         Ok(self_.clone())
     }
 }
 
 impl IndexPutInplaceMeta for Meta {
     fn index_put_(self_: &Tensor, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<Tensor> {
-        index_put_(self_, indices, values, accumulate)?;
+        if let IndexPutPlan::MaskedFill(mask) = index_put_setup(self_, indices, values, accumulate)? {
+            masked_fill_iter(self_, &mask)?;
+        }
         Ok(self_.clone())
     }
 }
