@@ -409,7 +409,7 @@ fn is_expandable_to(shape: &[i64], desired: &[i64]) -> bool {
 /// accumulation), or element by element over the indexing iterator.
 enum IndexPutPlan {
     MaskedFill(Tensor),
-    Scatter(AdvancedIndex, TensorIterator),
+    Scatter(Box<(AdvancedIndex, TensorIterator)>),
 }
 
 /// `_index_put_impl_`'s checks and plan; the Meta kernel stops here.
@@ -456,7 +456,7 @@ fn index_put_setup(
     for t in &info.indices {
         config = config.add_input(t);
     }
-    Ok(IndexPutPlan::Scatter(info, config.build()?))
+    Ok(IndexPutPlan::Scatter(Box::new((info, config.build()?))))
 }
 
 /// Writes (or adds) `values`, broadcast to the indexing result, at the indexed positions of
@@ -509,7 +509,7 @@ impl IndexPutInplaceCpu for Cpu {
     fn index_put_(self_: &Tensor, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<Tensor> {
         match index_put_setup(self_, indices, values, accumulate)? {
             IndexPutPlan::MaskedFill(mask) => masked_fill_(self_, &mask, item_scalar(values)?)?,
-            IndexPutPlan::Scatter(info, iter) => run_index_put(self_, &info, &iter, accumulate)?,
+            IndexPutPlan::Scatter(plan) => run_index_put(self_, &plan.0, &plan.1, accumulate)?,
         }
         Ok(self_.clone())
     }
