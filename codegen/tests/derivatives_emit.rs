@@ -115,12 +115,12 @@ fn snapshot_of_a_node() {
                 if self.base.should_compute_output(0) {
                     let grad = grads[0].clone();
                     let other = self.other.unpack(self)?;
-                    grad_inputs[0] = Some(grad.try_mul(&other)?);
+                    grad_inputs[0] = Some(grad.try_mul(&other)?); // derivatives.yaml:2
                 }
                 if self.base.should_compute_output(1) {
                     let grad = grads[0].clone();
                     let self_ = self.self_.unpack(self)?;
-                    grad_inputs[1] = Some(grad.try_mul(&self_)?);
+                    grad_inputs[1] = Some(grad.try_mul(&self_)?); // derivatives.yaml:3
                 }
                 Ok(grad_inputs)
             }
@@ -365,4 +365,24 @@ fn tensor_list_inputs_get_one_edge_per_element() {
         let want: String = needle.split_whitespace().collect();
         assert!(squashed.contains(&want), "generated autograd.rs lacks `{needle}`");
     }
+}
+
+/// Every line of a formula's statement ends with the `derivatives.yaml` line it came from, so a
+/// type error that rustc reports inside generated code shows where to fix it.
+#[test]
+fn formula_lines_name_their_derivatives_yaml_line() {
+    let code = generated();
+    assert!(!code.contains("@source"), "a source marker was left in the generated code");
+    // mul.Tensor's two formulas are on lines 2 and 3 of DERIVATIVES.
+    assert!(code.contains("grad_inputs[0] = Some(grad.try_mul(&other)?); // derivatives.yaml:2\n"), "{code}");
+    assert!(code.contains("grad_inputs[1] = Some(grad.try_mul(&self_)?); // derivatives.yaml:3\n"), "{code}");
+    // A formula long enough to be split over lines carries the comment on each of them.
+    let long = "- name: exp(Tensor self) -> Tensor\n  self: grad.try_mul(&result)?.try_mul(&result)?.try_mul(&result)?.try_mul(&result)?.try_mul(&result)?\n";
+    let g = generate_from_strs(NATIVE, "native_functions.yaml", Some((long, "derivatives.yaml")))
+        .unwrap_or_else(|e| panic!("{}", e.join("\n")));
+    let code = g.get("autograd.rs");
+    let start = code.find("grad_inputs[0] = Some(").unwrap();
+    let lines: Vec<&str> = code[start..].lines().take_while(|l| !l.trim_start().starts_with('}')).collect();
+    assert!(lines.len() > 1, "expected the formula to be split over lines: {lines:#?}");
+    assert!(lines.iter().all(|l| l.ends_with("// derivatives.yaml:2")), "{lines:#?}");
 }

@@ -316,6 +316,7 @@ fn emit_node(s: &mut String, d: &Derivative) {
             };
             let _ = writeln!(s, "let {local} = {init};");
         }
+        s.push_str(&super::source_marker(&format!("derivatives.yaml:{}", f.line)));
         if f.vars.len() == 1 && d.inputs[f.vars[0]].list {
             // One gradient per element (`Tensor` or `Option<Tensor>`), extra ones ignored.
             let i = f.vars[0];

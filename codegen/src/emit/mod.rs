@@ -196,10 +196,47 @@ pub fn generate_with_derivatives(
     Ok(Generated { files })
 }
 
-/// Formats generated code with prettyplease.
+/// Formats generated code with prettyplease, then turns source markers into comments.
 pub fn format_rust(code: &str) -> Result<String, String> {
     let file = syn::parse_file(code).map_err(|e| format!("{e}\n--- unformatted code ---\n{code}"))?;
-    Ok(prettyplease::unparse(&file))
+    Ok(annotate_sources(&prettyplease::unparse(&file)))
+}
+
+/// A statement that marks the next one as coming from a YAML line: [`source_marker`] writes it,
+/// [`annotate_sources`] replaces it with a trailing comment on each line of that statement.
+const SOURCE_MARKER: &str = "let _ = \"@source ";
+
+/// The marker statement for the statement emitted after it: `place` is `file:line`.
+pub(crate) fn source_marker(place: &str) -> String {
+    format!("{SOURCE_MARKER}{place}\";\n")
+}
+
+/// Replaces each source marker (prettyplease keeps no comments, so the marker is a statement)
+/// with a `// file:line` comment at the end of every line of the statement that follows it.
+/// rustc prints the source lines an error spans, so a type error inside a derivative formula
+/// shows the `derivatives.yaml` line it came from.
+fn annotate_sources(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        let Some(place) = line.trim_start().strip_prefix(SOURCE_MARKER).and_then(|r| r.strip_suffix("\";")) else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        let indent = line.len() - line.trim_start().len();
+        for next in lines.by_ref() {
+            out.push_str(next);
+            out.push_str(" // ");
+            out.push_str(place);
+            out.push('\n');
+            let ends = next.len() - next.trim_start().len() == indent && (next.ends_with(';') || next.ends_with('}'));
+            if ends {
+                break;
+            }
+        }
+    }
+    out
 }
 
 /// The stub signatures a kernel author must implement for `op` (an operator name such as
