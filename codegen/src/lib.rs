@@ -3,6 +3,7 @@ pub mod backend;
 pub mod derivatives;
 pub mod emit;
 pub mod kernel_impls;
+pub mod library;
 pub mod locate;
 pub mod model;
 pub mod pointwise;

@@ -6,6 +6,7 @@
 //! cargo run -p oxten-codegen -- stubs <op> [native_functions.yaml]
 //! cargo run -p oxten-codegen -- where <op> [native_functions.yaml]
 //! cargo run -p oxten-codegen -- backend <backend.yaml> [out dir]
+//! cargo run -p oxten-codegen -- library <native_functions.yaml> <namespace> <module> [kernels type] [out dir]
 //! ```
 
 use oxten_codegen::emit;
@@ -33,7 +34,8 @@ fn generate(path: Option<&String>) -> Result<emit::Generated, String> {
 
 fn run(args: &[String]) -> Result<String, String> {
     const USAGE: &str =
-        "usage: oxten-codegen check [yaml] | write <dir> [yaml] | stubs <op> [yaml] | where <op> [yaml] | backend <backend.yaml> [out dir]";
+        "usage: oxten-codegen check [yaml] | write <dir> [yaml] | stubs <op> [yaml] | where <op> [yaml] | backend <backend.yaml> [out dir] \
+         | library <native_functions.yaml> <namespace> <module> [kernels type] [out dir]";
     match args.first().map(String::as_str) {
         Some("check") => {
             let fns = load(args.get(1))?;
@@ -81,6 +83,16 @@ fn run(args: &[String]) -> Result<String, String> {
             let yaml = args.get(1).ok_or(USAGE)?;
             let out = args.get(2).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
             let path = oxten_codegen::backend::generate(std::path::Path::new(yaml), &out)?;
+            Ok(format!("wrote {}", path.display()))
+        }
+        Some("library") => {
+            // Writes an operator library's generated file (`<namespace>.rs`), to read or to
+            // check its YAML; `-` for the kernels type when every op is `pointwise:`.
+            let [yaml, namespace, module] = [1, 2, 3].map(|i| args.get(i).ok_or(USAGE));
+            let kernels = args.get(4).filter(|k| k.as_str() != "-").cloned();
+            let out = args.get(5).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+            let lib = oxten_codegen::library::Library { namespace: namespace?.clone(), module: module?.clone(), kernels };
+            let path = oxten_codegen::library::generate(&lib, std::path::Path::new(yaml?), &out)?;
             Ok(format!("wrote {}", path.display()))
         }
         Some("stubs") => {

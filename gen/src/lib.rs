@@ -21,6 +21,11 @@
 
 /// oxten's kernels and meta functions (what generated out-of-tree backend code builds on).
 pub use oxten_kernels as kernels;
+/// oxten's runtime crate (tensors, dispatcher, autograd engine): what the code generated for
+/// downstream operator libraries ([`oxten_codegen::library`]) builds on.
+///
+/// [`oxten_codegen::library`]: https://docs.rs/oxten-codegen
+pub use oxten_runtime as runtime;
 pub use oxten_runtime::alloc;
 pub use oxten_runtime::dispatch;
 pub use oxten_runtime::functions::*;

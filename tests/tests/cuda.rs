@@ -494,6 +494,20 @@ mod gpu {
         }
     }
 
+    /// An operator library's `pointwise:` op (tests/ops_library) gets its CUDA kernel from the same
+    /// expression, registered by the library's generated code.
+    #[test]
+    fn library_pointwise_ops_run_on_the_gpu() {
+        require_gpu!();
+        use oxten_tests::myops::TensorExt as _;
+        for dtype in [DType::F32, DType::BF16, DType::I64] {
+            let a = rand(&[4, 5], dtype, 40);
+            let b = rand(&[5], dtype, 41);
+            let (ga, gb) = (a.to_device(GPU), b.to_device(GPU));
+            assert_close(&ga.sqdiff(&gb), &a.sqdiff(&b), &format!("myops::sqdiff {dtype:?}"));
+        }
+    }
+
     #[test]
     fn indexing_cat_and_embedding_match_the_cpu() {
         require_gpu!();

@@ -61,6 +61,22 @@ impl BackendIndex {
         let k = &self.kernel_crate;
         format!("<{k}::{} as {k}::generated::decls::{trait_name}>", self.impl_type)
     }
+
+    /// The index of `key` for a downstream operator library at `module`, whose kernels type is
+    /// named there under the key's marker name (`Cpu`, `Meta`, `Composite` …).
+    pub fn for_library(key: DispatchKey, module: &str, fns: &[NativeFunction]) -> BackendIndex {
+        let mut b = BackendIndex::in_tree(key);
+        b.kernel_crate = module.to_string();
+        for f in fns {
+            if let Some(kernel) = f.dispatch.get(&key) {
+                b.index.insert(
+                    f.func.name.to_string(),
+                    BackendMetadata { kernel: kernel.clone(), structured: f.structured },
+                );
+            }
+        }
+        b
+    }
 }
 
 /// The indices of oxten's own keys, in emission order: CPU, CUDA, Meta and the two composites.

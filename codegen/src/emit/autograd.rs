@@ -486,7 +486,7 @@ fn emit_kernel(s: &mut String, k: &Kernel) -> String {
         Some(d) => {
             s.push_str("let grad_fn = if requires_grad {\n");
             if inplace && d.saves_self {
-                s.push_str("let original_self = ops::deep_clone::call(self_, None)?;\n");
+                s.push_str("let original_self = oxten_runtime::ops::deep_clone::call(self_, None)?;\n");
             }
             let _ = writeln!(s, "Some({} {{\nbase: NodeBase::new(collect_next_edges({edges})),", d.node);
             for i in d.inputs.iter().filter(|i| i.list) {

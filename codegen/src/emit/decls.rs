@@ -111,7 +111,7 @@ pub fn backend_file(b: &BackendIndex) -> String {
     format!("decls_{}.rs", b.key.module())
 }
 
-fn write_trait(s: &mut String, d: &Decl) {
+pub(crate) fn write_trait(s: &mut String, d: &Decl) {
     let _ = writeln!(
         s,
         "/// {}\npub trait {} {{\n/// {}\nfn {}({}) -> Result<{}>;\n}}",

@@ -112,7 +112,7 @@ pub fn generate_from_files(
     generate_from_strs(&text, &native_functions.display().to_string(), dtext.as_deref().zip(dname.as_deref()))
 }
 
-fn located(f: &NativeFunction, msg: impl std::fmt::Display) -> String {
+pub(crate) fn located(f: &NativeFunction, msg: impl std::fmt::Display) -> String {
     format!("{}: in `{}`: {msg}", f.loc, f.func.name)
 }
 
@@ -122,11 +122,10 @@ pub fn generate(fns: &[NativeFunction]) -> Result<Generated, Vec<String>> {
     generate_with_derivatives(fns, &[])
 }
 
-/// Emits every file from validated entries and the checked entries of `derivatives.yaml`.
-pub fn generate_with_derivatives(
-    fns: &[NativeFunction],
-    derivatives: &[crate::derivatives::Derivative],
-) -> Result<Generated, Vec<String>> {
+/// The typed signatures and structured groups of validated entries, after the checks every
+/// generated operator layer needs (distinct Rust names, structured ops with a kernel or a
+/// valid `pointwise:` expression).
+pub(crate) fn prepare(fns: &[NativeFunction]) -> Result<(Vec<OpSig<'_>>, Vec<StructuredOp<'_>>), Vec<String>> {
     let mut errors = Vec::new();
     let mut sigs = Vec::new();
     for f in fns {
@@ -167,9 +166,19 @@ pub fn generate_with_derivatives(
             ));
         }
     }
-    if !errors.is_empty() {
-        return Err(errors);
+    if errors.is_empty() {
+        Ok((sigs, structured))
+    } else {
+        Err(errors)
     }
+}
+
+/// Emits every file from validated entries and the checked entries of `derivatives.yaml`.
+pub fn generate_with_derivatives(
+    fns: &[NativeFunction],
+    derivatives: &[crate::derivatives::Derivative],
+) -> Result<Generated, Vec<String>> {
+    let (sigs, structured) = prepare(fns)?;
     let backends = in_tree_backends(fns);
     let decl_list = decls::collect(&sigs, &structured, &backends).map_err(|e| vec![e])?;
     let pw = pointwise::emit_pointwise_file(&structured).map_err(|e| vec![e])?;

@@ -7,12 +7,61 @@ use super::sig::{OpSig, RustArg};
 use crate::model::SchemaKind;
 use std::fmt::Write;
 
-/// The generated operator layer (one Rust file).
+/// Where the operator layer lives: oxten's runtime crate, or a downstream operator library.
+#[derive(Clone, Debug)]
+pub struct OpsConfig {
+    /// The runtime crate's path (`crate` in the runtime itself, `::oxten::runtime` elsewhere).
+    pub runtime: String,
+    /// The path of the emitted `ops` module (`crate::ops`).
+    pub ops: String,
+    /// The namespace of the operators' names (`aten`, a library's own).
+    pub namespace: String,
+    /// Statements every `call` runs first (a library registers its kernels there).
+    pub call_prologue: String,
+}
+
+impl OpsConfig {
+    /// oxten's own operators, emitted into the runtime crate.
+    pub fn in_tree() -> OpsConfig {
+        OpsConfig {
+            runtime: "crate".into(),
+            ops: "crate::ops".into(),
+            namespace: "aten".into(),
+            call_prologue: String::new(),
+        }
+    }
+}
+
+/// The generated operator layer (one Rust file) of oxten's runtime crate.
 pub fn emit_ops(sigs: &[OpSig]) -> String {
+    emit_ops_with(sigs, &OpsConfig::in_tree(), true)
+}
+
+/// The operator layer for `cfg`. The method forms are an inherent `impl Tensor` block when
+/// `inherent` (only the runtime crate may write one); otherwise the caller turns them into an
+/// extension trait.
+pub fn emit_ops_with(sigs: &[OpSig], cfg: &OpsConfig, inherent: bool) -> String {
+    let text = emit_ops_text(sigs, cfg, inherent);
+    if cfg.runtime == "crate" {
+        return text;
+    }
+    // The emitters below write the runtime's paths as `crate::…` (they were written for the
+    // runtime crate); elsewhere the operator modules are `cfg.ops` and the rest the runtime's.
+    const OPS: &str = "/*ops*/";
+    text.replace("crate::ops::", OPS)
+        .replace("crate::", &format!("{}::", cfg.runtime))
+        .replace(OPS, &format!("{}::", cfg.ops))
+        .replace(CALL_PROLOGUE, &cfg.call_prologue)
+}
+
+/// Where `call` runs [`OpsConfig::call_prologue`] (put in after the paths are rewritten).
+const CALL_PROLOGUE: &str = "/*call prologue*/";
+
+fn emit_ops_text(sigs: &[OpSig], cfg: &OpsConfig, inherent: bool) -> String {
     let mut s = String::new();
     s.push_str("/// One module per operator: its dispatcher handle `OP`, its kernel type `Sig` and its typed\n/// entry point `call`, which takes every argument explicitly.\npub mod ops {\n");
     for sig in sigs {
-        s.push_str(&emit_op_module(sig));
+        s.push_str(&emit_op_module(sig, cfg));
     }
     s.push_str("\n/// Every generated operator handle, for registries and tooling.\npub fn all_operators() -> Vec<&'static crate::dispatch::OperatorEntry> {\n vec![");
     for sig in sigs {
@@ -38,7 +87,7 @@ pub fn emit_ops(sigs: &[OpSig]) -> String {
     s.push_str("#[allow(unused_imports)] use crate::{DType, Device, Layout, MemoryFormat, Result, Scalar, Tensor};\n");
     s.push_str("#[allow(unused_imports)] use self::options::*;\n");
     s.push_str("#[allow(unused_imports)] use crate::Generator;\n");
-    s.push_str("impl Tensor {\n");
+    s.push_str(if inherent { "impl Tensor {\n" } else { "impl TensorMethods for Tensor {\n" });
     for sig in sigs.iter().filter(|s| s.has_method()) {
         s.push_str(&emit_api(sig, true));
     }
@@ -56,7 +105,7 @@ fn doc_schema(sig: &OpSig) -> String {
     format!("/// `{}`\n", sig.f.func)
 }
 
-fn emit_op_module(sig: &OpSig) -> String {
+fn emit_op_module(sig: &OpSig, cfg: &OpsConfig) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "/// `{}`", sig.f.func);
     let _ = writeln!(s, "pub mod {} {{", sig.name);
@@ -69,15 +118,24 @@ fn emit_op_module(sig: &OpSig) -> String {
     let _ = writeln!(
         s,
         "/// The operator's name as the dispatcher and errors show it.\npub const NAME: &str = \"{}\";",
-        sig.schema_name
+        // oxten's own operators go by their bare names, as PyTorch's `aten` ones do in errors.
+        if cfg.namespace == "aten" {
+            sig.schema_name.clone()
+        } else {
+            format!("{}::{}", cfg.namespace, sig.schema_name)
+        }
     );
     let _ = writeln!(
         s,
-        "/// The operator's dispatcher handle: register kernels here.\npub static OP: Op<Sig> = Op::new(\"aten::{}\", {:?});",
+        "/// The operator's dispatcher handle: register kernels here.\npub static OP: Op<Sig> = Op::new(\"{}::{}\", {:?});",
+        cfg.namespace,
         sig.schema_name,
         sig.f.func.to_string()
     );
     let _ = writeln!(s, "/// Calls the operator through the dispatcher, every argument explicit.\n#[inline]\npub fn call({}) -> Result<{}> {{", sig.params(), sig.ret);
+    if !cfg.call_prologue.is_empty() {
+        s.push_str(CALL_PROLOGUE);
+    }
     // Key set: the union of tensor keys, or the device's keys for factories.
     let tensors = sig.tensor_args();
     if tensors.is_empty() {
