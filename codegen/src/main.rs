@@ -91,7 +91,8 @@ fn run(args: &[String]) -> Result<String, String> {
             let [yaml, namespace, module] = [1, 2, 3].map(|i| args.get(i).ok_or(USAGE));
             let kernels = args.get(4).filter(|k| k.as_str() != "-").cloned();
             let out = args.get(5).map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
-            let lib = oxten_codegen::library::Library { namespace: namespace?.clone(), module: module?.clone(), kernels };
+            let lib =
+                oxten_codegen::library::Library { namespace: namespace?.clone(), module: module?.clone(), kernels };
             let path = oxten_codegen::library::generate(&lib, std::path::Path::new(yaml?), &out)?;
             Ok(format!("wrote {}", path.display()))
         }

@@ -26,6 +26,14 @@ fn mistakes_are_reported_with_file_line_and_key() {
     assert_eq!(e, ["t.yaml:1: entry `backend`: `toy` is not a name in CamelCase (letters and digits)"]);
     let e = parse_backend_yaml("supported: [relu]\n", "t.yaml", &fns()).unwrap_err();
     assert!(e[0].contains("entry `backend`: missing"), "{e:?}");
+    let e = parse_backend_yaml("backend: Toy\nautograd:\n  - mul.out\n  - mull\n", "t.yaml", &fns()).unwrap_err();
+    assert_eq!(
+        e,
+        [
+            "t.yaml:4: entry `autograd`: `mull` is not an operator of oxten's native_functions.yaml",
+            "t.yaml:3: entry `autograd`: `mul.out` is an out= variant, which has no Autograd kernel"
+        ]
+    );
     let e = parse_backend_yaml("backend: [", "t.yaml", &fns()).unwrap_err();
     assert!(e[0].starts_with("t.yaml:") && e[0].contains("not valid YAML"), "{e:?}");
 }
@@ -33,10 +41,13 @@ fn mistakes_are_reported_with_file_line_and_key() {
 #[test]
 fn a_backend_gets_a_trait_of_typed_kernels_and_a_register_function() {
     let fns = fns();
-    let b =
-        parse_backend_yaml("backend: Lazy\nfallback: cpu\nsupported:\n  - relu\n  - mul.Tensor\n", "lazy.yaml", &fns)
-            .unwrap();
-    assert_eq!((b.fallback, b.supported.len()), (Fallback::Cpu, 2));
+    let b = parse_backend_yaml(
+        "backend: Lazy\nfallback: cpu\nsupported:\n  - relu\n  - mul.Tensor\nautograd: [relu]\n",
+        "lazy.yaml",
+        &fns,
+    )
+    .unwrap();
+    assert_eq!((b.fallback, b.supported.len(), b.autograd.len()), (Fallback::Cpu, 2, 1));
     let code = emit_backend(&b, &fns, "lazy.yaml").unwrap();
     let start = code.find("pub trait LazyKernels").unwrap();
     expect![[r#"
@@ -45,6 +56,8 @@ fn a_backend_gets_a_trait_of_typed_kernels_and_a_register_function() {
             fn relu(self_: &Tensor) -> Result<Tensor>;
             /// `mul.Tensor(Tensor self, Tensor other) -> Tensor`
             fn mul(self_: &Tensor, other: &Tensor) -> Result<Tensor>;
+            /// The Autograd kernel of `relu(Tensor self) -> Tensor` for this backend's tensors: runs instead of oxten's generated one, so it records the history itself (and computes below autograd, with `KeySet::AUTOGRAD` excluded).
+            fn relu_autograd(self_: &Tensor) -> Result<Tensor>;
         }
         /// Registers `B`'s kernels at `PrivateUse1`, with the CPU fallback for every other operator, names the device `lazy` in printing and errors, and runs `oxten::init` first. An error when another backend already named the device.
         pub fn register<B: LazyKernels>() -> Result<()> {
@@ -53,6 +66,8 @@ fn a_backend_gets_a_trait_of_typed_kernels_and_a_register_function() {
             ::oxten::ops::relu::OP
                 .register(::oxten::dispatch::DispatchKey::PrivateUse1, B::relu);
             ::oxten::ops::mul::OP.register(::oxten::dispatch::DispatchKey::PrivateUse1, B::mul);
+            ::oxten::ops::relu::OP
+                .register(::oxten::dispatch::DispatchKey::AutogradPrivateUse1, B::relu_autograd);
             ::oxten::backend::register_cpu_fallback(::oxten::dispatch::DispatchKey::PrivateUse1);
             Ok(())
         }

@@ -154,7 +154,7 @@ fn snapshot_of_the_functional_and_in_place_kernels() {
                 None
             };
             let result = {
-                let _below_autograd = ExcludeGuard::new(DispatchKey::Autograd);
+                let _below_autograd = ExcludeGuard::new(KeySet::AUTOGRAD);
                 ops::mul::call(self_, other)
             }?;
             if let Some(grad_fn) = grad_fn.filter(|_| result.dtype().is_floating_point()) {
@@ -172,7 +172,7 @@ fn snapshot_of_the_functional_and_in_place_kernels() {
             let requires_grad = compute_requires_grad(&[Some(self_), Some(other)]);
             check_inplace(self_, requires_grad)?;
             let grad_fn = if requires_grad {
-                let original_self = ops::deep_clone::call(self_, None)?;
+                let original_self = oxten_runtime::ops::deep_clone::call(self_, None)?;
                 Some(MulBackward0 {
                     base: NodeBase::new(collect_next_edges(&[Some(self_), Some(other)])),
                     self_: SavedVariable::new(&original_self, false)?,

@@ -2,14 +2,17 @@
 //! operators, the build script generates `ToyKernels` and `register` from it
 //! (`oxten_codegen::backend::generate`), and this file implements the trait for a device whose
 //! memory is host memory. Everything else runs through the CPU fallback the YAML asks for:
-//! functional, in-place and out= operators, and autograd on top.
+//! functional, in-place and out= operators, and autograd on top. For `mul` the backend brings
+//! its own Autograd kernel (the YAML's `autograd:` list), which records its own node.
 
 use oxten::alloc::{self, Allocator};
+use oxten::autograd::{collect_next_edges, compute_requires_grad, set_history, Node, NodeBase, SavedVariable};
+use oxten::dispatch::{ExcludeGuard, KeySet};
 use oxten::{DType, Device, DeviceType, Layout, MemoryFormat, Result, Scalar, Tensor};
 use oxten_tests::host_device::HostBackedAllocator;
 use oxten_tests::toy_backend::{self, ToyKernels};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Once;
+use std::sync::{Arc, Once};
 
 const TOY: Device = Device::PrivateUse1(0);
 
@@ -18,6 +21,35 @@ static ALLOCATOR: HostBackedAllocator = HostBackedAllocator::new();
 
 static ADDS: AtomicUsize = AtomicUsize::new(0);
 static STRUCTURED: AtomicUsize = AtomicUsize::new(0);
+static AUTOGRAD_MULS: AtomicUsize = AtomicUsize::new(0);
+
+/// The toy backend's own backward node for `mul`.
+struct ToyMulBackward {
+    base: NodeBase,
+    self_: SavedVariable,
+    other: SavedVariable,
+}
+
+impl Node for ToyMulBackward {
+    fn base(&self) -> &NodeBase {
+        &self.base
+    }
+    fn name(&self) -> String {
+        "ToyMulBackward".into()
+    }
+    fn apply(&self, grads: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = grads.into_iter().next().flatten() else { return Ok(vec![None, None]) };
+        let (a, b) = (self.self_.unpack(self)?, self.other.unpack(self)?);
+        // Each gradient summed back to its input's shape (the operands broadcast).
+        let ga = oxten::autograd::sum_to(&g.try_mul(&b)?, &a.sizes())?;
+        let gb = oxten::autograd::sum_to(&g.try_mul(&a)?, &b.sizes())?;
+        Ok(vec![Some(ga), Some(gb)])
+    }
+    fn release_variables(&self) {
+        self.self_.reset();
+        self.other.reset();
+    }
+}
 
 /// The toy device's values as a contiguous CPU tensor: its storage copied to the host (the
 /// same bytes: the memory is host memory), viewed with its layout, made contiguous.
@@ -82,6 +114,22 @@ impl ToyKernels for Toy {
     }
     fn mul(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
         to_toy(&host_copy(self_)?.try_mul(&host_copy(other)?)?)
+    }
+    fn mul_autograd(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+        AUTOGRAD_MULS.fetch_add(1, Ordering::Relaxed);
+        let out = {
+            let _below_autograd = ExcludeGuard::new(KeySet::AUTOGRAD);
+            oxten::ops::mul::call(self_, other)?
+        };
+        if compute_requires_grad(&[Some(self_), Some(other)]) {
+            let node = ToyMulBackward {
+                base: NodeBase::new(collect_next_edges(&[Some(self_), Some(other)])),
+                self_: SavedVariable::new(self_, false)?,
+                other: SavedVariable::new(other, false)?,
+            };
+            set_history(&[&out], Arc::new(node));
+        }
+        Ok(out)
     }
     fn mm_out(self_: &Tensor, mat2: &Tensor, out: &Tensor) -> Result<()> {
         STRUCTURED.fetch_add(1, Ordering::Relaxed);
@@ -219,9 +267,34 @@ fn an_mlp_trains_on_the_toy_device_like_on_the_cpu() {
         }
         (losses, w1.detach().cpu().to_vec::<f32>().unwrap())
     };
+    let before = AUTOGRAD_MULS.load(Ordering::Relaxed);
     let (cpu_run, toy_run) = (run(Device::Cpu), run(TOY));
+    // The toy run's three `mul`s went through the backend's own Autograd kernel.
+    assert!(AUTOGRAD_MULS.load(Ordering::Relaxed) >= before + 3);
     assert_eq!(toy_run.0, cpu_run.0, "losses");
     for (a, b) in toy_run.1.iter().zip(&cpu_run.1) {
         assert!((a - b).abs() <= 1e-6, "{a} vs {b}");
     }
+}
+
+#[test]
+fn the_backends_own_autograd_kernel_records_its_node() {
+    setup();
+    let a = cpu(&[3, 4], 7);
+    let b = cpu(&[4], 8);
+    let (ta, tb) = (a.to_device(TOY).requires_grad_(true), b.to_device(TOY).requires_grad_(true));
+    let y = ta.mul(&tb);
+    assert_eq!(y.grad_fn().unwrap().name(), "ToyMulBackward");
+    y.sum().backward();
+    // d(sum(a * b))/da = b (broadcast), /db = column sums of a.
+    let (ga, gb) = (ta.grad().unwrap().cpu(), tb.grad().unwrap().cpu());
+    assert_eq!(ga.to_vec::<f32>().unwrap(), b.expand(&[3, 4]).contiguous().to_vec::<f32>().unwrap());
+    assert_eq!(gb.to_vec::<f32>().unwrap(), a.sum_dim_intlist(Some(&[0])).to_vec::<f32>().unwrap());
+    // CPU tensors keep oxten's generated node; other toy ops keep it too.
+    let c = a.requires_grad_(true).mul(&b);
+    assert_eq!(c.grad_fn().unwrap().name(), "MulBackward0");
+    assert_eq!(ta.add(&tb).grad_fn().unwrap().name(), "AddBackward0");
+    // No history without grad mode.
+    let n = oxten::autograd::no_grad(|| ta.mul(&tb));
+    assert!(n.grad_fn().is_none());
 }

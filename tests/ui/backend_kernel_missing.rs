@@ -1,5 +1,6 @@
 // An out-of-tree backend whose backend YAML lists `add.Tensor`, `mul.Tensor` and the structured
-// `mm.out` and `sigmoid.out`, but whose implementation of the generated trait leaves them out:
+// `mm.out` and `sigmoid.out` (and `mul.Tensor` under `autograd:`), but whose implementation of
+// the generated trait leaves them out:
 // the compile error names the operators.
 use oxten::{DType, Device, Layout, MemoryFormat, Result, Tensor};
 use oxten_tests::toy_backend::ToyKernels;

@@ -41,6 +41,9 @@ impl ToyKernels for Mistyped {
     fn sigmoid_out(_iter: &oxten::iter::TensorIterator, _self: &Tensor) -> Result<()> {
         Err(oxten::Error::runtime("a compile-fail case: never run"))
     }
+    fn mul_autograd(_self: &Tensor, _other: &Tensor) -> Result<Tensor> {
+        Err(oxten::Error::runtime("a compile-fail case: never run"))
+    }
 }
 
 fn main() {}

@@ -11,6 +11,8 @@
 //!   - empty.memory_format
 //!   - add.Tensor
 //!   - mm.out                   # a structured op's impl: mm and mm.out are generated from it
+//! autograd:                    # operators whose Autograd kernel the backend writes itself
+//!   - mul.Tensor
 //! ```
 //!
 //! A downstream crate's `build.rs` calls [`generate`] and `include!`s the file it writes; an
@@ -50,6 +52,9 @@ pub struct BackendYaml {
     pub fallback: Fallback,
     /// The operators it implements, by full name (`add.Tensor`), in file order.
     pub supported: Vec<String>,
+    /// The operators whose Autograd kernel it provides (registered at `AutogradPrivateUse1`,
+    /// ahead of oxten's generated one for its tensors), in file order.
+    pub autograd: Vec<String>,
 }
 
 /// The 1-based line of the first line of `text` that contains `needle` after `from` (0-based).
@@ -134,33 +139,57 @@ pub fn parse_backend_yaml(text: &str, file: &str, fns: &[NativeFunction]) -> Res
             Fallback::Error
         }
     };
-    for key in ["autograd", "full_codegen"] {
-        if map.get(key).and_then(|v| v.as_sequence()).is_some_and(|s| !s.is_empty()) {
-            errors.push(err(
-                line_of(text, &format!("{key}:"), 0).0,
-                key,
-                "is not supported by this generator yet; leave it empty".into(),
-            ));
+    if map.get("full_codegen").and_then(|v| v.as_sequence()).is_some_and(|s| !s.is_empty()) {
+        errors.push(err(
+            line_of(text, "full_codegen:", 0).0,
+            "full_codegen",
+            "is not supported by this generator yet; leave it empty".into(),
+        ));
+    }
+    let supported = op_list(text, map, "supported", fns, &err, &mut errors);
+    let autograd = op_list(text, map, "autograd", fns, &err, &mut errors);
+    for name in &autograd {
+        let f = fns.iter().find(|f| f.func.name.to_string() == *name);
+        if f.is_some_and(|f| f.func.kind() == crate::model::SchemaKind::Out) {
+            let line = item_line(text, name, line_of(text, "autograd:", 0).1).0;
+            errors.push(err(line, "autograd", format!("`{name}` is an out= variant, which has no Autograd kernel")));
         }
     }
-    let mut supported: Vec<String> = Vec::new();
-    let (_, start) = line_of(text, "supported:", 0);
-    match map.get("supported") {
+    if errors.is_empty() {
+        Ok(BackendYaml { backend, dispatch_key, fallback, supported, autograd })
+    } else {
+        Err(errors)
+    }
+}
+
+/// The operator names listed under `key` (each an operator of `fns`, listed once), reporting
+/// mistakes with their lines.
+fn op_list(
+    text: &str,
+    map: &serde_yaml::Mapping,
+    key: &str,
+    fns: &[NativeFunction],
+    err: &dyn Fn(usize, &str, String) -> String,
+    errors: &mut Vec<String>,
+) -> Vec<String> {
+    let mut listed: Vec<String> = Vec::new();
+    let (_, start) = line_of(text, &format!("{key}:"), 0);
+    match map.get(key) {
         None => {}
         Some(v) => match v.as_sequence() {
-            None => errors.push(err(start + 1, "supported", "must be a list of operator names".into())),
+            None => errors.push(err(start + 1, key, "must be a list of operator names".into())),
             Some(items) => {
                 // Items appear in file order: each is looked for after the previous one.
                 let mut cursor = start;
                 for item in items {
                     let Some(name) = item.as_str() else {
-                        errors.push(err(start + 1, "supported", format!("{item:?} is not an operator name")));
+                        errors.push(err(start + 1, key, format!("{item:?} is not an operator name")));
                         continue;
                     };
                     let (line, at) = item_line(text, name, cursor);
                     cursor = at + 1;
-                    if supported.iter().any(|s| s == name) {
-                        errors.push(err(line, "supported", format!("`{name}` is listed twice")));
+                    if listed.iter().any(|s| s == name) {
+                        errors.push(err(line, key, format!("`{name}` is listed twice")));
                     } else if !fns.iter().any(|f| f.func.name.to_string() == name) {
                         let base: Vec<String> = fns
                             .iter()
@@ -171,21 +200,17 @@ pub fn parse_backend_yaml(text: &str, file: &str, fns: &[NativeFunction]) -> Res
                             if base.is_empty() { String::new() } else { format!(" (overloads: {})", base.join(", ")) };
                         errors.push(err(
                             line,
-                            "supported",
+                            key,
                             format!("`{name}` is not an operator of oxten's native_functions.yaml{hint}"),
                         ));
                     } else {
-                        supported.push(name.to_string());
+                        listed.push(name.to_string());
                     }
                 }
             }
         },
     }
-    if errors.is_empty() {
-        Ok(BackendYaml { backend, dispatch_key, fallback, supported })
-    } else {
-        Err(errors)
-    }
+    listed
 }
 
 /// The Rust source of a backend: its kernels trait and `register`.
@@ -244,6 +269,22 @@ pub fn emit_backend(b: &BackendYaml, fns: &[NativeFunction], yaml_file: &str) ->
             regs,
             "::oxten::ops::{0}::OP.register(::oxten::dispatch::DispatchKey::{1:?}, B::{0});",
             sig.name, b.dispatch_key
+        );
+    }
+    for op in &b.autograd {
+        let f =
+            fns.iter().find(|f| f.func.name.to_string() == *op).ok_or_else(|| format!("unknown operator `{op}`"))?;
+        let sig = OpSig::new(f)?;
+        let _ = writeln!(
+            s,
+            "/// The Autograd kernel of `{}` for this backend's tensors: runs instead of oxten's generated one, so it records the history itself (and computes below autograd, with `KeySet::AUTOGRAD` excluded).",
+            f.func
+        );
+        let _ = writeln!(s, "fn {}_autograd({}) -> Result<{}>;", sig.name, sig.params(), sig.ret);
+        let _ = writeln!(
+            regs,
+            "::oxten::ops::{0}::OP.register(::oxten::dispatch::DispatchKey::AutogradPrivateUse1, B::{0}_autograd);",
+            sig.name
         );
     }
     s.push_str("}\n");

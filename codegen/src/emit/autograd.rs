@@ -417,7 +417,7 @@ fn redispatch(sig: &OpSig) -> String {
         )
     } else {
         format!(
-            "{{\nlet _below_autograd = ExcludeGuard::new(DispatchKey::Autograd);\nops::{}::call({})\n}}",
+            "{{\nlet _below_autograd = ExcludeGuard::new(KeySet::AUTOGRAD);\nops::{}::call({})\n}}",
             sig.name,
             sig.arg_idents()
         )

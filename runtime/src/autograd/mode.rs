@@ -4,7 +4,7 @@
 //! dispatcher's include/exclude sets and the autocast flags and dtypes) into another thread.
 
 use crate::autocast::AutocastState;
-use crate::dispatch::{local_keys, DispatchKey, KeySet, LocalKeysGuard};
+use crate::dispatch::{local_keys, KeySet, LocalKeysGuard};
 use std::cell::Cell;
 
 thread_local! {
@@ -111,7 +111,7 @@ impl InferenceModeGuard {
 
     pub fn with_enabled(enabled: bool) -> Self {
         let (include, exclude) = local_keys();
-        let autograd = KeySet::of(DispatchKey::Autograd);
+        let autograd = KeySet::AUTOGRAD;
         let exclude = if enabled { exclude.union(autograd) } else { exclude.remove(autograd) };
         let keys = LocalKeysGuard::set(include, exclude);
         InferenceModeGuard {

@@ -18,12 +18,16 @@ pub enum DispatchKey {
     PrivateUse1 = 3,
     /// Records autograd history, then redispatches below itself.
     Autograd = 4,
+    /// The out-of-tree backend's own Autograd kernels (the backend YAML's `autograd:` list),
+    /// run before [`Autograd`](Self::Autograd) for tensors of that backend; a fallthrough to it
+    /// for every other operator.
+    AutogradPrivateUse1 = 5,
     /// Casts inputs for mixed precision, then redispatches below itself.
-    Autocast = 5,
+    Autocast = 6,
 }
 
 /// Number of runtime dispatch keys (the size of every operator's kernel table).
-pub const NUM_KEYS: usize = 6;
+pub const NUM_KEYS: usize = 7;
 
 impl DispatchKey {
     pub const ALL: [DispatchKey; NUM_KEYS] = [
@@ -32,6 +36,7 @@ impl DispatchKey {
         DispatchKey::Cuda,
         DispatchKey::PrivateUse1,
         DispatchKey::Autograd,
+        DispatchKey::AutogradPrivateUse1,
         DispatchKey::Autocast,
     ];
     /// Whether the key computes (a backend) rather than rewriting and redispatching (a layer).
@@ -61,6 +66,7 @@ impl DispatchKey {
             DispatchKey::Cuda => "CUDA",
             DispatchKey::PrivateUse1 => "PrivateUse1",
             DispatchKey::Autograd => "Autograd",
+            DispatchKey::AutogradPrivateUse1 => "AutogradPrivateUse1",
             DispatchKey::Autocast => "Autocast",
         }
     }
@@ -92,10 +98,15 @@ impl KeySet {
     pub const fn for_device(d: Device) -> KeySet {
         let layers = match d {
             Device::Meta => Self::of(DispatchKey::Autograd).0,
+            Device::PrivateUse1(_) => Self::AUTOGRAD.0 | Self::of(DispatchKey::Autocast).0,
             _ => Self::of(DispatchKey::Autograd).0 | Self::of(DispatchKey::Autocast).0,
         };
         KeySet(Self::of(DispatchKey::for_device(d)).0 | layers)
     }
+    /// Every autograd key: what kernels exclude to run "below autograd" (redispatch to the
+    /// backend), and what inference mode excludes.
+    pub const AUTOGRAD: KeySet =
+        KeySet(Self::of(DispatchKey::Autograd).0 | Self::of(DispatchKey::AutogradPrivateUse1).0);
     /// The exclude set a thread starts with: Autocast, which [`crate::autocast`] regions remove.
     pub const DEFAULT_EXCLUDED: KeySet = KeySet::of(DispatchKey::Autocast);
     #[inline]

@@ -101,7 +101,7 @@ impl OperatorEntry {
             unboxed: [const { AtomicPtr::new(null_mut()) }; NUM_KEYS],
             boxed: [const { AtomicPtr::new(null_mut()) }; NUM_KEYS],
             // Until the table is computed, the layer keys fall through.
-            fallthrough: AtomicU32::new(KeySet::of(DispatchKey::Autograd).0 | KeySet::of(DispatchKey::Autocast).0),
+            fallthrough: AtomicU32::new(KeySet::AUTOGRAD.0 | KeySet::of(DispatchKey::Autocast).0),
             registrations: Mutex::new(Vec::new()),
             boxed_keep: Mutex::new(Vec::new()),
         }

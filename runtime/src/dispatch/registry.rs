@@ -18,6 +18,7 @@ fn registry() -> &'static Mutex<Registry> {
         let mut fallbacks: [Option<Kernel>; NUM_KEYS] = Default::default();
         // Layers that have nothing to do for an op pass straight through.
         fallbacks[DispatchKey::Autograd.index()] = Some(Kernel::Fallthrough);
+        fallbacks[DispatchKey::AutogradPrivateUse1.index()] = Some(Kernel::Fallthrough);
         fallbacks[DispatchKey::Autocast.index()] = Some(Kernel::Fallthrough);
         Mutex::new(Registry { ops: HashMap::new(), fallbacks })
     })

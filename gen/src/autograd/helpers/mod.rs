@@ -6,7 +6,7 @@
 //! `create_graph` records its own history and can be differentiated again.
 
 use oxten_runtime::autograd::{Geometry, Node, NodeBase, SavedVariable};
-use oxten_runtime::dispatch::{pop_returns, DispatchKey, ExcludeGuard, FromIValue, KeySet, Op, Resolved, Stack};
+use oxten_runtime::dispatch::{pop_returns, ExcludeGuard, FromIValue, KeySet, Op, Resolved, Stack};
 use oxten_runtime::{ops, wrap_dim, DType, Device, Error, Result, Scalar, Tensor};
 use std::sync::OnceLock;
 
@@ -73,7 +73,7 @@ pub fn redispatch<F: Copy, R: FromIValue>(
     boxed: impl FnOnce() -> Stack,
     nret: usize,
 ) -> Result<R> {
-    let _below_autograd = ExcludeGuard::new(DispatchKey::Autograd);
+    let _below_autograd = ExcludeGuard::new(KeySet::AUTOGRAD);
     match op.resolve(keys)? {
         Resolved::Unboxed(kernel) => unboxed(kernel),
         Resolved::Boxed(kernel, _) => {
