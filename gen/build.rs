@@ -23,8 +23,12 @@ fn main() {
     println!("cargo:rerun-if-changed={}", derivatives.display());
     println!("cargo:rerun-if-env-changed=OXTEN_NATIVE_FUNCTIONS");
     println!("cargo:rerun-if-env-changed=OXTEN_DERIVATIVES");
-    let gen = oxten_codegen::emit::generate_from_files(&yaml, Some(&derivatives))
+    // With OXTEN_SELECTED_OPS, only the selected operators (and what they need) are registered.
+    let (gen, kept) = oxten_codegen::selective::generate_for_build(&yaml, &derivatives, std::path::Path::new(repo))
         .unwrap_or_else(|errors| panic!("the operator YAML has errors:\n{}", errors.join("\n")));
+    if let Some(n) = kept {
+        println!("cargo:warning=selective build (OXTEN_SELECTED_OPS): {n} operators registered");
+    }
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     // `register.rs` and one `register_<key>.rs` per backend, `autograd.rs`, `autocast.rs`.
     for (file, text) in gen.files.iter().filter(|(n, _)| n.starts_with("register") || n.starts_with("auto")) {

@@ -5,8 +5,15 @@ fn main() {
         .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../native_functions.yaml").to_string());
     println!("cargo:rerun-if-changed={yaml}");
     println!("cargo:rerun-if-env-changed=OXTEN_NATIVE_FUNCTIONS");
-    let gen = oxten_codegen::emit::generate_from_file(std::path::Path::new(&yaml))
-        .unwrap_or_else(|errors| panic!("native_functions.yaml has errors:\n{}", errors.join("\n")));
+    // With OXTEN_SELECTED_OPS, only the selected `pointwise:` kernels are generated.
+    let yaml_path = std::path::Path::new(&yaml);
+    let root = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/.."));
+    let (gen, _) = oxten_codegen::selective::generate_for_build(
+        yaml_path,
+        &oxten_codegen::emit::derivatives_path(yaml_path),
+        root,
+    )
+    .unwrap_or_else(|errors| panic!("native_functions.yaml has errors:\n{}", errors.join("\n")));
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     // The declarations (`decls.rs` and one `decls_<key>.rs` per backend), `pointwise.rs` and
     // `pointwise_cuda.rs`.

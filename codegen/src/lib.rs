@@ -7,4 +7,5 @@ pub mod library;
 pub mod locate;
 pub mod model;
 pub mod pointwise;
+pub mod selective;
 pub mod yaml;

@@ -7,6 +7,7 @@
 //! cargo run -p oxten-codegen -- where <op> [native_functions.yaml]
 //! cargo run -p oxten-codegen -- backend <backend.yaml> [out dir]
 //! cargo run -p oxten-codegen -- library <native_functions.yaml> <namespace> <module> [kernels type] [out dir]
+//! cargo run -p oxten-codegen -- select <allowlist.yaml> [native_functions.yaml]
 //! ```
 
 use oxten_codegen::emit;
@@ -35,7 +36,8 @@ fn generate(path: Option<&String>) -> Result<emit::Generated, String> {
 fn run(args: &[String]) -> Result<String, String> {
     const USAGE: &str =
         "usage: oxten-codegen check [yaml] | write <dir> [yaml] | stubs <op> [yaml] | where <op> [yaml] | backend <backend.yaml> [out dir] \
-         | library <native_functions.yaml> <namespace> <module> [kernels type] [out dir]";
+         | library <native_functions.yaml> <namespace> <module> [kernels type] [out dir] \
+         | select <allowlist.yaml> [yaml]";
     match args.first().map(String::as_str) {
         Some("check") => {
             let fns = load(args.get(1))?;
@@ -95,6 +97,34 @@ fn run(args: &[String]) -> Result<String, String> {
                 oxten_codegen::library::Library { namespace: namespace?.clone(), module: module?.clone(), kernels };
             let path = oxten_codegen::library::generate(&lib, std::path::Path::new(yaml?), &out)?;
             Ok(format!("wrote {}", path.display()))
+        }
+        Some("select") => {
+            // What a selective build with this allowlist keeps: the listed operators and
+            // what they need, one per line, the added ones marked.
+            let list = args.get(1).ok_or(USAGE)?;
+            let path = args.get(2).map(PathBuf::from).unwrap_or_else(default_yaml);
+            let fns = load(args.get(2))?;
+            let dpath = emit::derivatives_path(&path);
+            let ds = match std::fs::read_to_string(&dpath) {
+                Ok(text) => oxten_codegen::derivatives::parse_derivatives(&text, &dpath.display().to_string(), &fns)
+                    .map_err(|e| e.join("\n"))?,
+                Err(_) => Vec::new(),
+            };
+            let selected = oxten_codegen::selective::read_allowlist(std::path::Path::new(list), &fns)?;
+            let root = path.parent().map(PathBuf::from).unwrap_or_default();
+            let keep = oxten_codegen::selective::closure(
+                &selected,
+                &fns,
+                &ds,
+                &oxten_codegen::selective::Sources::in_repo(&root),
+            )?;
+            let mut out = String::new();
+            for op in &keep {
+                out.push_str(op);
+                out.push_str(if selected.contains(op) { "\n" } else { "  (needed)\n" });
+            }
+            out.push_str(&format!("{} listed, {} kept of {} operators", selected.len(), keep.len(), fns.len()));
+            Ok(out)
         }
         Some("stubs") => {
             let op = args.get(1).ok_or(USAGE)?;

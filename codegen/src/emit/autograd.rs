@@ -133,6 +133,17 @@ fn edge_offset(d: &Derivative, i: usize) -> String {
 
 /// Emits the whole file.
 pub fn emit_autograd(fns: &[NativeFunction], ds: &[Derivative]) -> Result<String, String> {
+    emit_autograd_selected(fns, ds, None)
+}
+
+/// [`emit_autograd`] with Autograd kernels (and the nodes they record) only for the operators in
+/// `keep` (a selective build), or for all.
+pub fn emit_autograd_selected(
+    fns: &[NativeFunction],
+    ds: &[Derivative],
+    keep: Option<&std::collections::BTreeSet<String>>,
+) -> Result<String, String> {
+    let kept = |f: &NativeFunction| keep.is_none_or(|k| k.contains(&f.func.name.to_string()));
     let mut s = String::new();
     s.push_str(
         "#[allow(unused_imports)] use oxten_runtime::{DType, Device, DimVec, Error, ErrorKind, Layout, MemoryFormat, Result, Scalar, Tensor};\n\
@@ -143,9 +154,6 @@ pub fn emit_autograd(fns: &[NativeFunction], ds: &[Derivative]) -> Result<String
          #[allow(unused_imports)] use std::sync::{Arc, OnceLock};\n\
          #[allow(unused_imports)] use super::helpers::*;\n",
     );
-    for d in ds.iter().filter(|d| d.has_differentiable_output()) {
-        emit_node(&mut s, d);
-    }
     // Kernels.
     let mut kernels: Vec<Kernel> = Vec::new();
     let mut not_implemented: Vec<String> = Vec::new();
@@ -155,7 +163,7 @@ pub fn emit_autograd(fns: &[NativeFunction], ds: &[Derivative]) -> Result<String
         if kind == SchemaKind::Out {
             continue;
         }
-        if !has_tensor_input(f) || !returns_tensor(f) || !has_backend_kernel(f) {
+        if !has_tensor_input(f) || !returns_tensor(f) || !has_backend_kernel(f) || !kept(f) {
             continue;
         }
         let sig = OpSig::new(f)?;
@@ -175,8 +183,15 @@ pub fn emit_autograd(fns: &[NativeFunction], ds: &[Derivative]) -> Result<String
     for f in fns.iter().filter(|f| f.func.kind() == SchemaKind::Out) {
         let sig = f.func.signature();
         let differentiable = kernels.iter().any(|k| k.sig.f.func.signature() == sig);
-        if differentiable && has_backend_kernel(f) {
+        if differentiable && has_backend_kernel(f) && kept(f) {
             out_kernels.push(OpSig::new(f)?);
+        }
+    }
+    // The nodes the kernels record.
+    for d in ds.iter().filter(|d| d.has_differentiable_output()) {
+        let used = kernels.iter().any(|k| matches!(k.recorder, Recorder::Formula(r) if std::ptr::eq(r, d)));
+        if used || keep.is_none() {
+            emit_node(&mut s, d);
         }
     }
     let mut regs = String::new();

@@ -178,18 +178,37 @@ pub fn generate_with_derivatives(
     fns: &[NativeFunction],
     derivatives: &[crate::derivatives::Derivative],
 ) -> Result<Generated, Vec<String>> {
-    let (sigs, structured) = prepare(fns)?;
+    generate_selected(fns, derivatives, None)
+}
+
+/// [`generate_with_derivatives`] for a selective build: registrations, generated kernels,
+/// Autograd and Autocast kernels only for the operators in `keep` (see
+/// [`crate::selective::closure`]); `register_all` marks every other operator as not selected, so
+/// calling it is an error saying so. The operator layer (`ops.rs`) and the kernel declarations
+/// stay whole: code written against any operator still compiles.
+pub fn generate_selected(
+    fns: &[NativeFunction],
+    derivatives: &[crate::derivatives::Derivative],
+    keep: Option<&std::collections::BTreeSet<String>>,
+) -> Result<Generated, Vec<String>> {
+    let (all_sigs, all_structured) = prepare(fns)?;
+    let kept = |name: String| keep.is_none_or(|k| k.contains(&name));
+    let sigs: Vec<OpSig> = all_sigs.iter().filter(|s| kept(s.f.func.name.to_string())).cloned().collect();
+    let structured: Vec<StructuredOp> =
+        all_structured.iter().filter(|st| kept(st.out.f.func.name.to_string())).cloned().collect();
     let backends = in_tree_backends(fns);
-    let decl_list = decls::collect(&sigs, &structured, &backends).map_err(|e| vec![e])?;
+    let decl_list = decls::collect(&all_sigs, &all_structured, &backends).map_err(|e| vec![e])?;
     let pw = pointwise::emit_pointwise_file(&structured).map_err(|e| vec![e])?;
     let pw_cuda = pointwise::emit_pointwise_cuda_file(&structured).map_err(|e| vec![e])?;
-    let ag = autograd::emit_autograd(fns, derivatives).map_err(|e| vec![e])?;
+    let ag = autograd::emit_autograd_selected(fns, derivatives, keep).map_err(|e| vec![e])?;
+    let unselected: Vec<&str> =
+        all_sigs.iter().filter(|s| !sigs.iter().any(|k| k.name == s.name)).map(|s| s.name.as_str()).collect();
     let mut raw = vec![
-        ("ops.rs".to_string(), ops::emit_ops(&sigs)),
-        ("decls.rs".into(), decls::emit_decls(&decl_list, &structured, &backends)),
+        ("ops.rs".to_string(), ops::emit_ops(&all_sigs)),
+        ("decls.rs".into(), decls::emit_decls(&decl_list, &all_structured, &backends)),
         ("pointwise.rs".into(), pw),
         ("pointwise_cuda.rs".into(), pw_cuda),
-        ("register.rs".into(), register::emit_register(&backends)),
+        ("register.rs".into(), register::emit_register_selected(&backends, &unselected)),
         ("autograd.rs".into(), ag),
         ("autocast.rs".into(), autocast::emit_autocast(&sigs)),
     ];

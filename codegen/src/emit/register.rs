@@ -166,6 +166,12 @@ pub fn backend_file(b: &BackendIndex) -> String {
 
 /// The root registration file of the `oxten` crate: one module per backend and `register_all`.
 pub fn emit_register(backends: &[BackendIndex]) -> String {
+    emit_register_selected(backends, &[])
+}
+
+/// [`emit_register`] for a selective build: `register_all` also marks the `unselected`
+/// operators (by Rust name), whose calls are then an error saying they were not selected.
+pub fn emit_register_selected(backends: &[BackendIndex], unselected: &[&str]) -> String {
     let mut s = String::new();
     let mut calls = String::new();
     for b in backends {
@@ -177,6 +183,9 @@ pub fn emit_register(backends: &[BackendIndex]) -> String {
             backend_file(b)
         );
         let _ = writeln!(calls, "{cfg} {m}::register();");
+    }
+    for name in unselected {
+        let _ = writeln!(calls, "oxten_runtime::ops::{name}::OP.set_selected(false);");
     }
     let _ = writeln!(s, "/// Registers every in-tree kernel with the dispatcher.\npub fn register_all() {{\n{calls}}}");
     s

@@ -5,6 +5,7 @@ use crate::model::{BaseTy, SchemaKind, Type};
 use crate::yaml::{NativeFunction, Variant};
 
 /// One argument as Rust sees it.
+#[derive(Clone)]
 pub struct RustArg {
     /// The schema name (`self`).
     pub name: String,
@@ -50,6 +51,7 @@ impl RustArg {
 }
 
 /// One operator as Rust sees it.
+#[derive(Clone)]
 pub struct OpSig<'a> {
     pub f: &'a NativeFunction,
     /// `add_`, `sum_dim_intlist` …

@@ -7,6 +7,7 @@ use crate::model::Type;
 use crate::yaml::NativeFunction;
 
 /// One precomputed field (`dim -> int dim` gives field `dim: i64` replacing argument `dim`).
+#[derive(Clone)]
 pub struct Precomputed {
     /// The argument the fields replace in the impl's signature (None for extra fields).
     pub replaces: Option<String>,
@@ -14,6 +15,7 @@ pub struct Precomputed {
 }
 
 /// A structured out= operator and the plan for its kernels.
+#[derive(Clone)]
 pub struct StructuredOp<'a> {
     pub out: OpSig<'a>,
     pub uses_iterator: bool,

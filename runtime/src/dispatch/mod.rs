@@ -13,6 +13,7 @@ mod op;
 mod op_info;
 mod registry;
 mod tls;
+mod trace;
 
 pub use ivalue::{pop_returns, FromIValue, IValue, IntoIValue, Stack};
 pub use key::{DispatchKey, KeySet, NUM_KEYS};

@@ -8,7 +8,7 @@ use crate::error::{Error, ErrorKind, Result};
 use std::fmt;
 use std::marker::PhantomData;
 use std::ptr::null_mut;
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A kernel in the boxed calling convention: pops its arguments from the stack and pushes its
@@ -91,6 +91,10 @@ pub struct OperatorEntry {
     /// Keeps every boxed kernel referenced by `boxed` alive as long as the entry.
     #[allow(clippy::vec_box)] // each kernel is boxed so its address survives the Vec growing
     boxed_keep: Mutex<Vec<Box<BoxedKernel>>>,
+    /// False when a selective build left the operator out (its calls are an error saying so).
+    selected: AtomicBool,
+    /// Whether the operator was written to the `OXTEN_TRACE_OPS` file.
+    traced: AtomicBool,
 }
 
 impl OperatorEntry {
@@ -104,7 +108,21 @@ impl OperatorEntry {
             fallthrough: AtomicU32::new(KeySet::AUTOGRAD.0 | KeySet::of(DispatchKey::Autocast).0),
             registrations: Mutex::new(Vec::new()),
             boxed_keep: Mutex::new(Vec::new()),
+            selected: AtomicBool::new(true),
+            traced: AtomicBool::new(false),
         }
+    }
+    /// Marks the operator as left out of (or kept in) a selective build.
+    pub fn set_selected(&self, selected: bool) {
+        self.selected.store(selected, Ordering::Relaxed);
+    }
+    /// Whether the build kept the operator (every operator, unless the build was selective).
+    pub fn is_selected(&self) -> bool {
+        self.selected.load(Ordering::Relaxed)
+    }
+    /// Marks the operator as traced; returns whether it already was.
+    pub(crate) fn mark_traced(&self) -> bool {
+        self.traced.swap(true, Ordering::Relaxed)
     }
     /// The qualified name, e.g. `aten::add.Tensor`.
     pub fn name(&self) -> &'static str {
@@ -133,6 +151,7 @@ impl OperatorEntry {
     /// Finds the kernel for `keys`: typed when one is registered, else boxed.
     #[inline]
     pub fn resolve_erased(&self, keys: KeySet) -> Result<Resolved<*const ()>> {
+        super::trace::record(self);
         match self.lookup(keys) {
             Err(_) if registry::run_init_hook() => self.lookup(keys),
             r => r,
@@ -156,6 +175,15 @@ impl OperatorEntry {
     }
 
     fn missing_kernel(&self, k: DispatchKey) -> Error {
+        if !self.is_selected() {
+            return Error::new(
+                ErrorKind::NotImplemented,
+                format!(
+                    "operator `{}` was not selected in this build: add it to the OXTEN_SELECTED_OPS allowlist and rebuild",
+                    self.name.strip_prefix("aten::").unwrap_or(self.name)
+                ),
+            );
+        }
         let regs = self.registrations.lock().unwrap_or_else(|e| e.into_inner());
         let keys: Vec<String> = regs.iter().map(|(k, _)| k.to_string()).collect();
         // An out-of-tree backend that named itself is named too (`'toy' (PrivateUse1)`).
