@@ -26,6 +26,19 @@ fn load(path: Option<&String>) -> Result<Vec<oxten_codegen::yaml::NativeFunction
         .map_err(|es| es.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"))
 }
 
+/// The entries of the derivatives.yaml beside `native_functions` (none if there is no file).
+fn load_derivatives(
+    native_functions: &std::path::Path,
+    fns: &[oxten_codegen::yaml::NativeFunction],
+) -> Result<Vec<oxten_codegen::derivatives::Derivative>, String> {
+    let dpath = emit::derivatives_path(native_functions);
+    match std::fs::read_to_string(&dpath) {
+        Ok(text) => oxten_codegen::derivatives::parse_derivatives(&text, &dpath.display().to_string(), fns)
+            .map_err(|e| e.join("\n")),
+        Err(_) => Ok(Vec::new()),
+    }
+}
+
 /// Generates from native_functions.yaml and the derivatives.yaml beside it.
 fn generate(path: Option<&String>) -> Result<emit::Generated, String> {
     let path = path.map(PathBuf::from).unwrap_or_else(default_yaml);
@@ -104,12 +117,7 @@ fn run(args: &[String]) -> Result<String, String> {
             let list = args.get(1).ok_or(USAGE)?;
             let path = args.get(2).map(PathBuf::from).unwrap_or_else(default_yaml);
             let fns = load(args.get(2))?;
-            let dpath = emit::derivatives_path(&path);
-            let ds = match std::fs::read_to_string(&dpath) {
-                Ok(text) => oxten_codegen::derivatives::parse_derivatives(&text, &dpath.display().to_string(), &fns)
-                    .map_err(|e| e.join("\n"))?,
-                Err(_) => Vec::new(),
-            };
+            let ds = load_derivatives(&path, &fns)?;
             let selected = oxten_codegen::selective::read_allowlist(std::path::Path::new(list), &fns)?;
             let root = path.parent().map(PathBuf::from).unwrap_or_default();
             let keep = oxten_codegen::selective::closure(
@@ -136,12 +144,7 @@ fn run(args: &[String]) -> Result<String, String> {
             let path = args.get(2).map(PathBuf::from).unwrap_or_else(default_yaml);
             let path = path.canonicalize().unwrap_or(path);
             let fns = load(args.get(2))?;
-            let dpath = emit::derivatives_path(&path);
-            let ds = match std::fs::read_to_string(&dpath) {
-                Ok(text) => oxten_codegen::derivatives::parse_derivatives(&text, &dpath.display().to_string(), &fns)
-                    .map_err(|e| e.join("\n"))?,
-                Err(_) => Vec::new(),
-            };
+            let ds = load_derivatives(&path, &fns)?;
             let gen = generate(args.get(2))?;
             let kernels = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../kernels/src");
             oxten_codegen::locate::locate(op, &fns, &ds, &gen, &kernels)

@@ -1,5 +1,8 @@
 //! The typed CPU loops: every path (contiguous, hoisted broadcast, strided), reduced-precision
 //! math, parallel execution, and the raw drivers.
+//!
+//! Also run under Miri (README, "Reliability checks"), with smaller sizes that still reach every
+//! path (tiled and parallel ones included).
 
 use half::{bf16, f16};
 use oxten::iter::{
@@ -52,7 +55,8 @@ fn reference(a: &Tensor, b: &Tensor, f: impl Fn(f32, f32) -> f32) -> Vec<f32> {
 #[test]
 fn binary_paths() {
     let f = |a: f32, b: f32| a * 2.0 - b;
-    for (rows, cols) in [(3, 5), (40, 300), (300, 250)] {
+    let sizes: &[(i64, i64)] = if cfg!(miri) { &[(3, 5), (9, 17)] } else { &[(3, 5), (40, 300), (300, 250)] };
+    for &(rows, cols) in sizes {
         let ls = layouts(rows, cols);
         let col = Tensor::from_vec(vals(rows), &[rows, 1]).unwrap();
         let row = Tensor::from_vec(vals(cols), &[1, cols]).unwrap();
@@ -151,16 +155,17 @@ fn in_place_math_on_halves() {
 
 #[test]
 fn big_parallel_binary() {
-    let n = 1 << 20;
-    let a = Tensor::from_vec((0..n).map(|i| i as f64).collect(), &[1024, 1024]).unwrap();
-    let at = a.alias_with_layout(&[1024, 1024], &[1, 1024], 0).unwrap();
+    // Above the parallel grain and the tiling threshold (an input transposed to the output).
+    let side: usize = if cfg!(miri) { 192 } else { 1024 };
+    let a = Tensor::from_vec((0..side * side).map(|i| i as f64).collect(), &[side as i64, side as i64]).unwrap();
+    let at = a.alias_with_layout(&[side as i64, side as i64], &[1, side as i64], 0).unwrap();
     let mut outs = StructuredOutputs::functional(1);
     let iter = binary_op_config().add_input(&a).add_input(&at).build_structured(&mut outs).unwrap();
     cpu_kernel_binary::<f64, f64, f64>(&iter, |x, y| x - y);
     let got = outs.output(0).to_vec::<f64>().unwrap();
-    for i in (0..1024).step_by(31) {
-        for j in (0..1024).step_by(17) {
-            assert_eq!(got[i * 1024 + j], (i * 1024 + j) as f64 - (j * 1024 + i) as f64);
+    for i in (0..side).step_by(31) {
+        for j in (0..side).step_by(17) {
+            assert_eq!(got[i * side + j], (i * side + j) as f64 - (j * side + i) as f64);
         }
     }
 }

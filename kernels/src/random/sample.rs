@@ -235,7 +235,8 @@ pub(super) fn bernoulli_threshold(p: f64) -> u64 {
     (p * 4_294_967_296.0).ceil() as u64
 }
 
-#[cfg(test)]
+// No unsafe code here, so nothing for Miri to check; its value scans would take hours under it.
+#[cfg(all(test, not(miri)))]
 mod tests {
     use super::*;
 
