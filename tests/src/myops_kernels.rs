@@ -2,8 +2,11 @@
 //! what a downstream crate writes besides its YAML. The traits are generated; a missing or
 //! mistyped kernel is a compile error naming it.
 
-use crate::myops::generated::decls::{BiasGeluCompositeImplicit, RowNormsCpu, RowNormsMeta};
-use oxten::{DType, Device, Error, MemoryFormat, Result, Tensor};
+use crate::myops::generated::decls::{
+    BiasGeluCompositeImplicit, ClampAbsOutCpu, ClampAbsOutMetaFn, RowNormsCpu, RowNormsMeta,
+};
+use oxten::iter::{cpu_kernel_unary_math, unary_float_op_config, StructuredOutputs, TensorIterator};
+use oxten::{DType, Device, Error, MemoryFormat, Result, Scalar, Tensor};
 
 /// Implements the kernels `dispatch:` names in the library's YAML.
 pub struct MyKernels;
@@ -56,6 +59,30 @@ impl BiasGeluCompositeImplicit for MyKernels {
     /// `gelu(self + bias)`, over oxten's operators (so their autograd records it).
     fn bias_gelu(self_: &Tensor, bias: &Tensor) -> Result<Tensor> {
         self_.try_add(bias)?.try_gelu()
+    }
+}
+
+impl ClampAbsOutMetaFn for MyKernels {
+    /// `clamp_abs`'s meta function: a float result shaped like `self` (integers promote), and
+    /// a bound that is not negative.
+    fn clamp_abs_out(outs: &mut StructuredOutputs, self_: &Tensor, bound: Scalar) -> Result<TensorIterator> {
+        if bound.to_f64() < 0.0 {
+            return Err(Error::value(format!("clamp_abs: bound must be >= 0, got {}", bound.to_f64())));
+        }
+        unary_float_op_config().add_input(self_).build_structured(outs)
+    }
+}
+
+impl ClampAbsOutCpu for MyKernels {
+    /// `self` clamped to `[-bound, bound]`, through oxten's typed CPU loop.
+    fn clamp_abs_out(iter: &TensorIterator, _self: &Tensor, bound: Scalar) -> Result<()> {
+        let b = bound.to_f64();
+        match iter.common_dtype() {
+            DType::F32 => cpu_kernel_unary_math::<f32>(iter, move |x: f32| x.clamp(-b as f32, b as f32)),
+            DType::F64 => cpu_kernel_unary_math::<f64>(iter, move |x: f64| x.clamp(-b, b)),
+            other => return Err(Error::dtype(format!("clamp_abs: not implemented for {other}"))),
+        }
+        Ok(())
     }
 }
 

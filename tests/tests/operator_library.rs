@@ -62,6 +62,24 @@ fn operators_live_in_the_library_namespace_and_errors_name_them() {
 }
 
 #[test]
+fn structured_operator_with_hand_written_meta_and_impl() {
+    let x = t(&[-3.0, 0.5, 2.0, -0.25], &[2, 2]);
+    assert_eq!(values(&x.clamp_abs(1.0)), [-1.0, 0.5, 1.0, -0.25]);
+    let y = x.deep_clone();
+    y.clamp_abs_(0.3);
+    assert_eq!(values(&y), [-0.3, 0.3, 0.3, -0.25]);
+    let out = Tensor::empty(&[0], DType::F32, Device::Cpu, MemoryFormat::Contiguous).unwrap();
+    myops::functions::clamp_abs_out(&Tensor::from_vec(vec![5i64, -7], &[2]).unwrap(), 6.0, &out);
+    assert_eq!(out.to_vec::<f32>().unwrap(), [5.0, -6.0]);
+    let e = x.try_clamp_abs(-1.0).unwrap_err();
+    assert_eq!((e.op.as_str(), e.message.as_str()), ("myops::clamp_abs", "clamp_abs: bound must be >= 0, got -1"));
+    // Meta runs the meta function only.
+    let m = Tensor::empty(&[3, 4], DType::I32, Device::Meta, MemoryFormat::Contiguous).unwrap();
+    let r = m.clamp_abs(2.0);
+    assert_eq!((r.sizes().to_vec(), r.dtype(), r.is_meta()), (vec![3, 4], DType::F32, true));
+}
+
+#[test]
 fn hand_written_and_meta_kernels() {
     let x = t(&[3.0, 4.0, 0.0, 6.0, 8.0, 0.0], &[2, 3]);
     assert_eq!(values(&x.row_norms()), [5.0, 10.0]);
