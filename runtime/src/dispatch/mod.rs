@@ -6,6 +6,11 @@
 //! out of the key set, so they cost nothing. Kernels at the alias keys CompositeImplicitAutograd
 //! and CompositeExplicitAutograd fill the backend slots that have no direct kernel
 //! (CompositeImplicitAutograd also fills Autograd), and a per-key fallback fills what is left.
+//!
+//! Tensors of the out-of-tree backend also carry `AutogradPrivateUse1`, above `Autograd`: the
+//! backend's own Autograd kernels (a backend YAML's `autograd:` list) sit there, and every other
+//! operator falls through to the generated ones. Kernels that run "below autograd" exclude both
+//! ([`KeySet::AUTOGRAD`]).
 
 mod ivalue;
 mod key;
