@@ -1,8 +1,8 @@
 //! Selective builds at run time: tracing the operators a program calls (`OXTEN_TRACE_OPS`, in a
 //! child process so the variable is read fresh), and the error for an operator a selective build
 //! left out. The generator's side (closure, filtered registrations) is tested in
-//! codegen/tests/selective.rs; a whole selective build of the train example is measured in the
-//! README.
+//! codegen/tests/selective.rs; a whole selective build of the train example is measured in
+//! BENCHMARKS.md.
 
 use oxten::{Device, Tensor};
 use std::process::Command;
