@@ -6,6 +6,7 @@
 //! its base. The operator methods (`add`, `sum`, `view` …) are generated from
 //! `native_functions.yaml` into [`crate::ops`].
 
+mod arith;
 mod data;
 mod element;
 mod layout;
