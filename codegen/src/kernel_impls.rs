@@ -14,12 +14,8 @@ use std::path::Path;
 /// `(trait, type)` of every `impl Trait for Type` in the Rust files under `dir` (last path
 /// segments only), or the parse errors.
 pub fn trait_impls(dir: &Path) -> Result<BTreeSet<(String, String)>, String> {
-    let mut files = Vec::new();
-    crate::locate::collect_rs(dir, &mut files);
     let mut out = BTreeSet::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-        let file = syn::parse_file(&text).map_err(|e| format!("{}: {e}", f.display()))?;
+    for (_, file) in crate::locate::parse_rs_files(dir)? {
         collect_impls(&file.items, &mut out);
     }
     Ok(out)

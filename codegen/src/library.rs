@@ -110,13 +110,11 @@ pub fn emit_library(
         ops: format!("{m}::ops"),
         namespace: lib.namespace.clone(),
         call_prologue: format!("{m}::register();\n"),
+        // An `include!`d file cannot carry inner attributes: the lints oxten's runtime allows
+        // crate-wide for its generated operator layer are allowed on each module.
+        module_attrs: "#[allow(clippy::too_many_arguments, clippy::derivable_impls, non_snake_case)]\n".into(),
     };
-    // An `include!`d file cannot carry inner attributes: the lints oxten allows crate-wide for
-    // generated code are allowed on each module here.
-    let ops_text = emit::ops::emit_ops_with(&sigs, &cfg, false)
-        .replace("pub mod ops {", "#[allow(clippy::too_many_arguments, non_snake_case)] pub mod ops {")
-        .replace("pub mod options {", "#[allow(clippy::derivable_impls)] pub mod options {")
-        .replace("pub mod functions {", "#[allow(clippy::too_many_arguments)] pub mod functions {");
+    let ops_text = emit::ops::emit_ops_with(&sigs, &cfg, false);
     s.push_str(&extension_trait(&ops_text).map_err(|e| vec![e])?);
     // The kernels type under each key's marker name, for the generated trait paths.
     if let Some(k) = &lib.kernels {

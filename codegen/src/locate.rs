@@ -112,6 +112,24 @@ pub fn locate(
     Ok(out)
 }
 
+/// Every `.rs` file under `path` (or `path` itself, a file), parsed; errors name the file.
+pub(crate) fn parse_rs_files(path: &Path) -> Result<Vec<(std::path::PathBuf, syn::File)>, String> {
+    let mut paths = Vec::new();
+    if path.is_dir() {
+        collect_rs(path, &mut paths);
+    } else {
+        paths.push(path.to_path_buf());
+    }
+    paths
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+            let file = syn::parse_file(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+            Ok((p, file))
+        })
+        .collect()
+}
+
 /// Every `.rs` file under `dir`.
 pub(crate) fn collect_rs(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };

@@ -129,16 +129,8 @@ impl<'ast> Visit<'ast> for Calls {
 
 /// The names called by every Rust file under `path` (a file or a folder).
 fn calls_in(path: &Path) -> Result<BTreeSet<String>, String> {
-    let mut files = Vec::new();
-    if path.is_dir() {
-        crate::locate::collect_rs(path, &mut files);
-    } else {
-        files.push(path.to_path_buf());
-    }
     let mut calls = Calls::default();
-    for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-        let file = syn::parse_file(&text).map_err(|e| format!("{}: {e}", f.display()))?;
+    for (_, file) in crate::locate::parse_rs_files(path)? {
         calls.visit_file(&file);
     }
     Ok(calls.names)
@@ -152,12 +144,8 @@ struct FileIndex {
 
 impl FileIndex {
     fn new(dir: &Path) -> Result<FileIndex, String> {
-        let mut paths = Vec::new();
-        crate::locate::collect_rs(dir, &mut paths);
         let mut files = Vec::new();
-        for p in paths {
-            let text = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
-            let file = syn::parse_file(&text).map_err(|e| format!("{}: {e}", p.display()))?;
+        for (_, file) in crate::locate::parse_rs_files(dir)? {
             let mut defined = BTreeSet::new();
             collect_defined(&file.items, &mut defined);
             let mut calls = Calls::default();

@@ -41,12 +41,8 @@ impl Vocabulary {
 /// The `pub fn` names of the Rust files under `dir`, top-level or in inline modules (`helpers`),
 /// and separately the `pub fn` names inside `impl Tensor` blocks (`methods`).
 pub fn scan_rust(dir: &std::path::Path) -> Result<(BTreeSet<String>, BTreeSet<String>), String> {
-    let mut files = Vec::new();
-    crate::locate::collect_rs(dir, &mut files);
     let (mut fns, mut methods) = (BTreeSet::new(), BTreeSet::new());
-    for f in files {
-        let text = std::fs::read_to_string(&f).map_err(|e| format!("{}: {e}", f.display()))?;
-        let file = syn::parse_file(&text).map_err(|e| format!("{}: {e}", f.display()))?;
+    for (_, file) in crate::locate::parse_rs_files(dir)? {
         scan_items(&file.items, &mut fns, &mut methods);
     }
     Ok((fns, methods))

@@ -18,6 +18,9 @@ pub struct OpsConfig {
     pub namespace: String,
     /// Statements every `call` runs first (a library registers its kernels there).
     pub call_prologue: String,
+    /// Attributes on the `ops`, `options` and `functions` modules (an `include!`d file cannot
+    /// carry the crate-level `allow`s the runtime has).
+    pub module_attrs: String,
 }
 
 impl OpsConfig {
@@ -28,6 +31,7 @@ impl OpsConfig {
             ops: "crate::ops".into(),
             namespace: "aten".into(),
             call_prologue: String::new(),
+            module_attrs: String::new(),
         }
     }
 }
@@ -59,7 +63,9 @@ const CALL_PROLOGUE: &str = "/*call prologue*/";
 
 fn emit_ops_text(sigs: &[OpSig], cfg: &OpsConfig, inherent: bool) -> String {
     let mut s = String::new();
-    s.push_str("/// One module per operator: its dispatcher handle `OP`, its kernel type `Sig` and its typed\n/// entry point `call`, which takes every argument explicitly.\npub mod ops {\n");
+    s.push_str("/// One module per operator: its dispatcher handle `OP`, its kernel type `Sig` and its typed\n/// entry point `call`, which takes every argument explicitly.\n");
+    s.push_str(&cfg.module_attrs);
+    s.push_str("pub mod ops {\n");
     for sig in sigs {
         s.push_str(&emit_op_module(sig, cfg));
     }
@@ -78,7 +84,9 @@ fn emit_ops_text(sigs: &[OpSig], cfg: &OpsConfig, inherent: bool) -> String {
         );
     }
     s.push_str("]}\n}\n");
-    s.push_str("/// Options structs: the defaulted arguments of an operator, for its `*_with` forms.\npub mod options {\n#[allow(unused_imports)] use crate::{DType, Device, Layout, MemoryFormat, Scalar, Tensor};\n");
+    s.push_str("/// Options structs: the defaulted arguments of an operator, for its `*_with` forms.\n");
+    s.push_str(&cfg.module_attrs);
+    s.push_str("pub mod options {\n#[allow(unused_imports)] use crate::{DType, Device, Layout, MemoryFormat, Scalar, Tensor};\n");
     s.push_str("#[allow(unused_imports)] use crate::Generator;\n");
     for sig in sigs.iter().filter(|s| !s.defaulted().is_empty()) {
         s.push_str(&emit_options(sig));
@@ -92,7 +100,9 @@ fn emit_ops_text(sigs: &[OpSig], cfg: &OpsConfig, inherent: bool) -> String {
         s.push_str(&emit_api(sig, true));
     }
     s.push_str("}\n");
-    s.push_str("/// Free-function forms of the operators (`oxten::add(&a, &b)`).\npub mod functions {\n#[allow(unused_imports)] use crate::{DType, Device, Layout, MemoryFormat, Result, Scalar, Tensor};\n#[allow(unused_imports)] use super::options::*;\n");
+    s.push_str("/// Free-function forms of the operators (`oxten::add(&a, &b)`).\n");
+    s.push_str(&cfg.module_attrs);
+    s.push_str("pub mod functions {\n#[allow(unused_imports)] use crate::{DType, Device, Layout, MemoryFormat, Result, Scalar, Tensor};\n#[allow(unused_imports)] use super::options::*;\n");
     s.push_str("#[allow(unused_imports)] use crate::Generator;\n");
     for sig in sigs.iter().filter(|s| s.has_function()) {
         s.push_str(&emit_api(sig, false));
