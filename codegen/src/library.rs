@@ -168,7 +168,7 @@ pub fn emit_library(
     );
     let _ = writeln!(
         s,
-        "/// Registers the library's kernels (every backend, autograd, autocast) with oxten's dispatcher.\n/// Runs once; every operator call runs it first.\npub fn register() {{\nstatic ONCE: std::sync::Once = std::sync::Once::new();\nONCE.call_once(|| {{\n::oxten::init();\n{calls}autograd::register_autograd();\nautocast::register_autocast();\n}});\n}}"
+        "/// Registers the library's kernels (every backend, autograd, autocast) with oxten's dispatcher,\n/// and its boxed entry points with the CPU fallback of out-of-tree backends.\n/// Runs once; every operator call runs it first.\npub fn register() {{\nstatic ONCE: std::sync::Once = std::sync::Once::new();\nONCE.call_once(|| {{\n::oxten::init();\n{calls}autograd::register_autograd();\nautocast::register_autocast();\n::oxten::backend::register_op_infos(ops::operator_infos());\n}});\n}}"
     );
     let code = relocate(&s, m);
     let text = emit::format_rust(&code).map_err(|e| vec![format!("the generated library does not parse: {e}")])?;

@@ -5,8 +5,10 @@
 
 use crate::dispatch::{register_fallback, BoxedKernel, DispatchKey, IValue, OpInfo, OperatorEntry, Stack};
 use crate::{Device, Error, Result, Tensor};
+use oxten_runtime::storage::Storage;
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{OnceLock, RwLock};
 
 pub use oxten_runtime::device::{privateuse1_name, rename_privateuse1_backend};
 
@@ -20,9 +22,58 @@ pub fn take2(v: Vec<Tensor>) -> (Tensor, Tensor) {
     crate::support::take2(v)
 }
 
-fn infos() -> &'static HashMap<&'static str, OpInfo> {
-    static INFOS: OnceLock<HashMap<&'static str, OpInfo>> = OnceLock::new();
-    INFOS.get_or_init(|| crate::ops::operator_infos().into_iter().map(|i| (i.name, i)).collect())
+/// The boxed entry points the CPU fallback knows, by operator handle: oxten's operators, and
+/// those of the operator libraries that registered theirs ([`register_op_infos`]).
+fn infos() -> &'static RwLock<HashMap<usize, OpInfo>> {
+    static INFOS: OnceLock<RwLock<HashMap<usize, OpInfo>>> = OnceLock::new();
+    INFOS.get_or_init(|| RwLock::new(crate::ops::operator_infos().into_iter().map(|i| (key(i.entry), i)).collect()))
+}
+
+fn key(entry: &OperatorEntry) -> usize {
+    entry as *const OperatorEntry as usize
+}
+
+/// Makes an operator library's operators reachable by the CPU fallback (a generated library's
+/// `register` calls this), so they run on an out-of-tree backend's tensors like oxten's own.
+pub fn register_op_infos(list: Vec<OpInfo>) {
+    let mut map = infos().write().unwrap_or_else(|e| e.into_inner());
+    for i in list {
+        map.insert(key(i.entry), i);
+    }
+}
+
+/// A meta tensor with `t`'s sizes, strides and dtype: what a lazy backend's recording kernel
+/// runs the operator's meta function on (see [`MetaArgs`] for several arguments).
+pub fn meta_like(t: &Tensor) -> Result<Tensor> {
+    MetaArgs::default().like(t)
+}
+
+/// Meta copies of one operator call's tensor arguments, for a lazy backend's recording kernel:
+/// arguments that share a storage get meta tensors sharing one meta storage, with the same
+/// offsets and strides, so the meta function's overlap checks (`x.add_(&x.narrow(..))`) see
+/// what the CPU kernel's would.
+#[derive(Default)]
+pub struct MetaArgs {
+    storages: RefCell<Vec<(Storage, Tensor)>>,
+}
+
+impl MetaArgs {
+    /// The meta copy of `t`.
+    pub fn like(&self, t: &Tensor) -> Result<Tensor> {
+        let (sizes, strides, offset) = (t.sizes(), t.strides(), t.storage_offset());
+        let mut storages = self.storages.borrow_mut();
+        if let Some((_, base)) = storages.iter().find(|(s, b)| s.is_alias_of(t.storage()) && b.dtype() == t.dtype()) {
+            return base.alias_with_layout(&sizes, &strides, offset);
+        }
+        let item = t.dtype().size();
+        let nbytes = t.storage().nbytes();
+        if item == 0 || !nbytes.is_multiple_of(item) {
+            return Tensor::empty_strided(&sizes, &strides, t.dtype(), Device::Meta);
+        }
+        let base = Tensor::empty_strided(&[(nbytes / item) as i64], &[1], t.dtype(), Device::Meta)?;
+        storages.push((t.storage().clone(), base.clone()));
+        base.alias_with_layout(&sizes, &strides, offset)
+    }
 }
 
 /// Moves a tensor of another device to the CPU, remembering its device.
@@ -40,7 +91,7 @@ fn to_cpu(t: &Tensor, device: &mut Option<Device>) -> Result<Tensor> {
 /// A `device=` argument naming the backend's device becomes the CPU, and the results go there.
 pub fn cpu_fallback(op: &OperatorEntry, stack: &mut Stack) -> Result<()> {
     let name = op.name().trim_start_matches("aten::");
-    let info = infos().get(name).ok_or_else(|| {
+    let info = infos().read().unwrap_or_else(|e| e.into_inner()).get(&key(op)).copied().ok_or_else(|| {
         Error::runtime(format!("{name}: the CPU fallback found no boxed entry point for this operator"))
     })?;
     let n = info.args.len();

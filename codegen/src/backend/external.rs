@@ -13,6 +13,8 @@
 //!   - mm.out                   # a structured op's impl: mm and mm.out are generated from it
 //! autograd:                    # operators whose Autograd kernel the backend writes itself
 //!   - mul.Tensor
+//! full_codegen:                # operators it records as IR nodes (a lazy backend)
+//!   - relu
 //! ```
 //!
 //! A downstream crate's `build.rs` calls [`generate`] and `include!`s the file it writes; an
@@ -55,6 +57,9 @@ pub struct BackendYaml {
     /// The operators whose Autograd kernel it provides (registered at `AutogradPrivateUse1`,
     /// ahead of oxten's generated one for its tensors), in file order.
     pub autograd: Vec<String>,
+    /// The operators the backend records as IR nodes instead of computing (a lazy backend):
+    /// each gets a node struct in the generated `ir` module and a kernel that builds it.
+    pub full_codegen: Vec<String>,
 }
 
 /// The 1-based line of the first line of `text` that contains `needle` after `from` (0-based).
@@ -139,15 +144,23 @@ pub fn parse_backend_yaml(text: &str, file: &str, fns: &[NativeFunction]) -> Res
             Fallback::Error
         }
     };
-    if map.get("full_codegen").and_then(|v| v.as_sequence()).is_some_and(|s| !s.is_empty()) {
-        errors.push(err(
-            line_of(text, "full_codegen:", 0).0,
-            "full_codegen",
-            "is not supported by this generator yet; leave it empty".into(),
-        ));
-    }
     let supported = op_list(text, map, "supported", fns, &err, &mut errors);
     let autograd = op_list(text, map, "autograd", fns, &err, &mut errors);
+    let full_codegen = op_list(text, map, "full_codegen", fns, &err, &mut errors);
+    for name in &full_codegen {
+        let line = item_line(text, name, line_of(text, "full_codegen:", 0).1).0;
+        if supported.contains(name) {
+            errors.push(err(
+                line,
+                "full_codegen",
+                format!("`{name}` is also in `supported:`; a kernel either computes or records"),
+            ));
+        } else if let Some(f) = fns.iter().find(|f| f.func.name.to_string() == *name) {
+            if let Err(e) = super::lazy_ir::check_entry(f, fns) {
+                errors.push(err(line, "full_codegen", e));
+            }
+        }
+    }
     for name in &autograd {
         let f = fns.iter().find(|f| f.func.name.to_string() == *name);
         if f.is_some_and(|f| f.func.kind() == crate::model::SchemaKind::Out) {
@@ -156,7 +169,7 @@ pub fn parse_backend_yaml(text: &str, file: &str, fns: &[NativeFunction]) -> Res
         }
     }
     if errors.is_empty() {
-        Ok(BackendYaml { backend, dispatch_key, fallback, supported, autograd })
+        Ok(BackendYaml { backend, dispatch_key, fallback, supported, autograd, full_codegen })
     } else {
         Err(errors)
     }
@@ -213,7 +226,8 @@ fn op_list(
     listed
 }
 
-/// The Rust source of a backend: its kernels trait and `register`.
+/// The Rust source of a backend: its kernels trait and `register`, and for a lazy backend the
+/// `ir` module with the recording kernels.
 pub fn emit_backend(b: &BackendYaml, fns: &[NativeFunction], yaml_file: &str) -> Result<String, String> {
     let name = &b.backend;
     let mut s = String::new();
@@ -287,8 +301,20 @@ pub fn emit_backend(b: &BackendYaml, fns: &[NativeFunction], yaml_file: &str) ->
             sig.name
         );
     }
+    if !b.full_codegen.is_empty() {
+        s.push_str(super::lazy_ir::TRAIT_ITEMS);
+    }
     s.push_str("}\n");
     s.push_str(&wrappers);
+    if !b.full_codegen.is_empty() {
+        s.push_str(&super::lazy_ir::emit_lazy(
+            &b.full_codegen,
+            fns,
+            name,
+            &format!("{:?}", b.dispatch_key),
+            &mut regs,
+        )?);
+    }
     let fallback = match b.fallback {
         Fallback::Cpu => {
             format!("::oxten::backend::register_cpu_fallback(::oxten::dispatch::DispatchKey::{:?});\n", b.dispatch_key)

@@ -6,6 +6,7 @@
 mod external;
 mod index;
 mod key;
+mod lazy_ir;
 
 pub use external::{emit_backend, generate, parse_backend_yaml, BackendYaml, Fallback, NATIVE_FUNCTIONS_YAML};
 pub use index::{in_tree_backends, BackendIndex, BackendMetadata};
