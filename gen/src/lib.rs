@@ -40,6 +40,10 @@ pub mod iter {
 }
 pub use oxten_runtime::ops;
 pub use oxten_runtime::options;
+/// `tensor![[1.0, 2.0], [3.0, 4.0]]`: a tensor from literals, like `torch.tensor` (see
+/// [`Literal`]).
+pub use oxten_runtime::tensor;
+pub use oxten_runtime::tensor::Literal;
 pub use oxten_runtime::{
     can_cast, promote_types, DType, Device, DeviceType, DimVec, Element, Error, ErrorKind, Layout, MemoryFormat,
     Result, Scalar, Storage, Tensor, TensorLayout,

@@ -7,9 +7,11 @@
 //! `native_functions.yaml` into [`crate::ops`].
 
 mod arith;
+mod convert;
 mod data;
 mod element;
 mod layout;
+pub use convert::{dtype_names, from_literal, Literal};
 
 pub use element::Element;
 pub use layout::{
