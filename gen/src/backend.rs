@@ -42,12 +42,6 @@ pub fn register_op_infos(list: Vec<OpInfo>) {
     }
 }
 
-/// A meta tensor with `t`'s sizes, strides and dtype: what a lazy backend's recording kernel
-/// runs the operator's meta function on (see [`MetaArgs`] for several arguments).
-pub fn meta_like(t: &Tensor) -> Result<Tensor> {
-    MetaArgs::default().like(t)
-}
-
 /// Meta copies of one operator call's tensor arguments, for a lazy backend's recording kernel:
 /// arguments that share a storage get meta tensors sharing one meta storage, with the same
 /// offsets and strides, so the meta function's overlap checks (`x.add_(&x.narrow(..))`) see

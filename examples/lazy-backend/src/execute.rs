@@ -10,7 +10,6 @@ use oxten::{Device, Error, Result, Tensor};
 use std::cell::Cell;
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Elements per block of a fused region. Each operator of a block is one call of oxten's CPU
@@ -18,11 +17,14 @@ use std::sync::{Arc, Mutex};
 /// allows: 2^18 f32 elements are 1 MiB, which measured fastest on a 1 MiB-L2 EPYC (BENCHMARKS.md).
 const BLOCK: i64 = 1 << 17;
 
-static FUSION: AtomicBool = AtomicBool::new(true);
+thread_local! {
+    static FUSION: Cell<bool> = const { Cell::new(true) };
+}
 
-/// Turns the fusion pass on or off (on by default); off, every node runs as its own operator.
+/// Turns the fusion pass on or off for materialisations on this thread (on by default); off,
+/// every node runs as its own operator.
 pub fn set_fusion(enabled: bool) {
-    FUSION.store(enabled, Ordering::Relaxed);
+    FUSION.with(|f| f.set(enabled));
 }
 
 /// What materialisation did on this thread since it started.
@@ -68,8 +70,8 @@ pub(crate) fn compute(root: &Arc<Node>) -> Result<Tensor> {
         return Ok(t);
     }
     let order = pending_order(root);
-    let regions = if FUSION.load(Ordering::Relaxed) { plan(&order, root) } else { HashMap::new() };
-    let fused: HashSet<u64> = regions.values().flat_map(|r| r.members.iter().map(|m| m.id)).collect();
+    let regions = if FUSION.with(Cell::get) { plan(&order, root) } else { HashMap::new() };
+    let fused: HashSet<u64> = regions.values().flatten().map(|m| m.id).collect();
     let _below = oxten::autograd::NoGradGuard::new();
     for n in &order {
         if fused.contains(&n.id) {
@@ -128,13 +130,6 @@ fn run_node(n: &Arc<Node>) -> Result<Tensor> {
     }
 }
 
-/// A fused region: elementwise nodes of the root's shape, each used only inside the region,
-/// run block by block.
-struct Region {
-    /// The nodes besides the root, each after its inputs.
-    members: Vec<Arc<Node>>,
-}
-
 /// Whether `n` is a pending elementwise node laid out contiguously.
 fn elementwise(n: &Node) -> bool {
     matches!(&*n.state(), State::Pending(Op::Ir(op)) if op.is_pointwise()) && contiguous(&n.geometry)
@@ -152,8 +147,9 @@ fn contiguous(g: &Geometry) -> bool {
 }
 
 /// The fusion pass: for each elementwise node, from the consumers back, the region of
-/// elementwise producers it can absorb.
-fn plan(order: &[Arc<Node>], root: &Arc<Node>) -> HashMap<u64, Region> {
+/// elementwise producers it can absorb — nodes of its shape used only inside the region, each
+/// listed after its inputs — keyed by the region's root.
+fn plan(order: &[Arc<Node>], root: &Arc<Node>) -> HashMap<u64, Vec<Arc<Node>>> {
     let mut uses: HashMap<u64, usize> = HashMap::new();
     for n in order {
         for v in n.inputs() {
@@ -171,7 +167,7 @@ fn plan(order: &[Arc<Node>], root: &Arc<Node>) -> HashMap<u64, Region> {
             continue;
         }
         absorbed.extend(members.iter().map(|m| m.id));
-        regions.insert(n.id, Region { members });
+        regions.insert(n.id, members);
     }
     regions
 }
@@ -210,13 +206,13 @@ fn grow(
 /// Runs `root`'s region: inputs are cut into blocks of [`BLOCK`] elements (0-dim inputs are
 /// used whole), each block goes through every member and the root, and the root's block lands
 /// in the output.
-fn run_region(root: &Arc<Node>, region: &Region) -> Result<Tensor> {
+fn run_region(root: &Arc<Node>, members: &[Arc<Node>]) -> Result<Tensor> {
     count(|s| {
         s.regions += 1;
-        s.nodes_fused += region.members.len() + 1;
+        s.nodes_fused += members.len() + 1;
     });
-    let inside: HashSet<u64> = region.members.iter().map(|m| m.id).chain([root.id]).collect();
-    let chain: Vec<Arc<Node>> = region.members.iter().cloned().chain([root.clone()]).collect();
+    let chain: Vec<Arc<Node>> = members.iter().cloned().chain([root.clone()]).collect();
+    let inside: HashSet<u64> = chain.iter().map(|m| m.id).collect();
     // The region's inputs, flattened (contiguous copies where a view is strided).
     let mut inputs: HashMap<(u64, String), Tensor> = HashMap::new();
     for m in &chain {

@@ -119,12 +119,20 @@ fn fill_chunk<T, S: Sampler<T>>(sampler: &S, stream: &PhiloxStream, first: u64, 
     sampler.fill(stream, first, out)
 }
 
+/// [`Sampler::fill`] compiled for AVX2.
+///
+/// # Safety
+/// The CPU has AVX2, FMA and F16C (the caller checked at run time).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn fill_avx2<T, S: Sampler<T>>(sampler: &S, stream: &PhiloxStream, first: u64, out: &mut [T]) {
     sampler.fill(stream, first, out)
 }
 
+/// [`Sampler::fill`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU has every feature enabled here (the caller checked at run time).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,avx2,fma,f16c")]
 unsafe fn fill_avx512<T, S: Sampler<T>>(sampler: &S, stream: &PhiloxStream, first: u64, out: &mut [T]) {
