@@ -89,9 +89,14 @@ fn main() {
         // Second derivative of x^3 at 2 through create_graph: 6x = 12.
         let a = oxten::Tensor::from_vec(vec![2.0f64], &[1])?.try_requires_grad_(true)?;
         let cube = a.try_mul(&a)?.try_mul(&a)?.try_sum()?;
-        let g =
-            oxten::autograd::grad(&[cube], std::slice::from_ref(&a), &[], None, true, false)?.remove(0).expect("used");
-        let gg = oxten::autograd::grad(&[g.try_sum()?], &[a], &[], None, false, false)?.remove(0).expect("used");
+        let g = oxten::autograd::grad_with(
+            &[cube],
+            &[&a],
+            oxten::autograd::GradOpts { create_graph: true, ..Default::default() },
+        )?
+        .remove(0)
+        .expect("used");
+        let gg = oxten::autograd::grad(&[g.try_sum()?], &[a])?.remove(0).expect("used");
         Ok((x.grad().expect("leaf grad").to_vec::<f64>()?, gg.item::<f64>()?))
     });
     println!("    x.grad = [{:.4}, {:.4}], d2(x^3)/dx2 at 2 = {g2}", gx[0], gx[1]);

@@ -14,6 +14,12 @@ pub fn unwrap_op<T>(r: Result<T>) -> T {
     }
 }
 
+/// A tensor-list argument as the typed entry points take it, from `&[Tensor]`, `&[&Tensor]` or
+/// `&Vec<Tensor>` (handles are cloned: a reference count each).
+pub fn tensor_list(ts: &[impl AsRef<Tensor>]) -> Vec<Tensor> {
+    ts.iter().map(|t| t.as_ref().clone()).collect()
+}
+
 /// The `device_check: ExactSame` check: every tensor argument on one device.
 pub fn check_same_device(op: &str, tensors: &[&Tensor]) -> Result<()> {
     if let Some(first) = tensors.first() {

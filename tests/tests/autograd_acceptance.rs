@@ -2,7 +2,7 @@
 //! fan-in, retain_graph, double backward, freeing saved tensors, in-place writes into views, and
 //! the errors PyTorch gives.
 
-use oxten::autograd::{grad, BackwardOpts};
+use oxten::autograd::{grad, grad_with, BackwardOpts, GradOpts};
 use oxten::Tensor;
 
 fn leaf(v: &[f64]) -> Tensor {
@@ -60,10 +60,10 @@ fn fan_in_sums_and_a_second_backward_needs_retain_graph() {
 fn double_backward_of_a_cube() {
     let x = leaf(&[2.0]);
     let y = x.pow_tensor_scalar(3).sum();
-    let g = grad(&[y], std::slice::from_ref(&x), &[], None, true, false).unwrap()[0].clone().unwrap();
+    let g = grad_with(&[y], &[&x], GradOpts { create_graph: true, ..Default::default() }).unwrap()[0].clone().unwrap();
     assert_eq!(values(&g), [12.0]);
     assert!(g.grad_fn().is_some(), "create_graph gives a gradient with history");
-    let gg = grad(&[g.sum()], std::slice::from_ref(&x), &[], None, false, false).unwrap()[0].clone().unwrap();
+    let gg = grad(&[g.sum()], &[&x]).unwrap()[0].clone().unwrap();
     assert_eq!(values(&gg), [12.0]);
 }
 

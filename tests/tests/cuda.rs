@@ -276,7 +276,7 @@ mod gpu {
         z.fill_scalar_(7);
         assert_eq!(z.to_vec::<f32>().unwrap(), vec![7.0; 6]);
         let printed = Tensor::from_vec(vec![1.0f32, 2.5], &[2]).unwrap().to_device(GPU).to_string();
-        assert_eq!(printed, "tensor([1., 2.5000], device='cuda:0')");
+        assert_eq!(printed, "tensor([1.0000, 2.5000], device='cuda:0')");
         let i = Tensor::from_vec(vec![1i32, 2], &[2]).unwrap().to_device(GPU).to_string();
         assert_eq!(i, "tensor([1, 2], device='cuda:0', dtype=int32)");
     }

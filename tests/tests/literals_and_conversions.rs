@@ -58,3 +58,27 @@ fn try_from_gives_vectors_and_numbers_converted_from_the_dtype() {
     let empty: [[f32; 0]; 2] = [[], []];
     assert_eq!(Vec::<Vec<f32>>::try_from(&Tensor::from(empty)).unwrap(), [Vec::<f32>::new(), Vec::new()]);
 }
+
+#[test]
+fn tensor_lists_take_tensors_references_and_vectors() {
+    let (a, b) = (tensor![1.0, 2.0], tensor![3.0]);
+    let want = [1.0f32, 2.0, 3.0];
+    assert_eq!(oxten::cat(&[a.clone(), b.clone()]).to_vec::<f32>().unwrap(), want);
+    assert_eq!(oxten::cat(&[&a, &b]).to_vec::<f32>().unwrap(), want);
+    let held: Vec<Tensor> = vec![a.clone(), b];
+    assert_eq!(oxten::cat(&held).to_vec::<f32>().unwrap(), want);
+    assert_eq!(oxten::stack(&[&a, &a]).sizes(), [2, 2]);
+    // autograd::grad too, with its options in a struct.
+    let x = tensor![2.0].requires_grad_(true);
+    let y = x.mul(&x).mul(&x);
+    let g = oxten::autograd::grad_with(
+        &[&y],
+        &[&x],
+        oxten::autograd::GradOpts { create_graph: true, ..Default::default() },
+    )
+    .unwrap();
+    let g = g[0].clone().unwrap();
+    assert_eq!(g.item::<f32>().unwrap(), 12.0);
+    let gg = oxten::autograd::grad(&[&g], &[&x]).unwrap()[0].clone().unwrap();
+    assert_eq!(gg.item::<f32>().unwrap(), 12.0);
+}

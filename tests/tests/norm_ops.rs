@@ -6,7 +6,7 @@
 //! with a float64 reference, meta tensors get PyTorch's shapes, and reduced-precision
 //! statistics stay accurate.
 
-use oxten::autograd::grad;
+use oxten::autograd::{grad, grad_with, GradOpts};
 use oxten::options::{ContiguousOpts, GroupNormOpts, LayerNormOpts};
 use oxten::{DType, Device, MemoryFormat, Result, Tensor};
 use oxten_tests::golden::{replay, replay_with, Case, ReplayOpts};
@@ -212,7 +212,19 @@ fn norm_grad2(c: &Case) -> Result<Vec<Tensor>> {
                 oxten::try_native_group_norm(&x, w.as_ref(), b.as_ref(), n, ch, hxw, g, eps)?.0
             }
         };
-        grad(&[y], &params, &[Some(v.clone())], Some(true), true, false)?.into_iter().map(Option::unwrap).collect()
+        grad_with(
+            &[y],
+            &params,
+            GradOpts {
+                grad_outputs: vec![Some(v.clone())],
+                retain_graph: Some(true),
+                create_graph: true,
+                ..Default::default()
+            },
+        )?
+        .into_iter()
+        .map(Option::unwrap)
+        .collect()
     };
     let mut loss = gs[0].try_pow_tensor_scalar(2)?.try_sum()?;
     if c.flag("pen") {
@@ -221,7 +233,7 @@ fn norm_grad2(c: &Case) -> Result<Vec<Tensor>> {
         }
     }
     let wrt: Vec<Tensor> = [Some(x.clone()), w, Some(v)].into_iter().flatten().collect();
-    let outs = grad(&[loss], &wrt, &[], None, false, true)?;
+    let outs = grad_with(&[loss], &wrt, GradOpts { allow_unused: true, ..Default::default() })?;
     outs.into_iter()
         .zip(&wrt)
         .map(|(g, t)| match g {
@@ -299,7 +311,8 @@ fn grads(f: &dyn Fn(&[Tensor]) -> Tensor, inputs: &[Tensor], create_graph: bool)
     let out = f(inputs);
     let w = tensor(&out.sizes(), 99, out.dtype());
     let loss = out.mul(&w).sum();
-    let g = grad(&[loss], inputs, &[], Some(true), create_graph, false).unwrap();
+    let g =
+        grad_with(&[loss], inputs, GradOpts { retain_graph: Some(true), create_graph, ..Default::default() }).unwrap();
     g.into_iter().map(|g| g.unwrap()).collect()
 }
 
@@ -493,6 +506,6 @@ fn composites_record_history_and_update_running_stats() {
     let (y_native, _, _) = oxten::native_batch_norm(&x, Some(&w), None, None, None, true, 0.1, 1e-5);
     assert_close("batch_norm", &y, &y_native, 1e-12);
     let loss = y.mul(&y).sum().add(&oxten::layer_norm(&x, &[5]).exp().sum()).add(&oxten::group_norm(&x, 3).sin().sum());
-    let g = grad(&[loss], &[x.clone(), w.clone()], &[], None, false, false).unwrap();
+    let g = grad(&[loss], &[&x, &w]).unwrap();
     assert!(g.iter().all(Option::is_some));
 }

@@ -208,9 +208,9 @@ fn errors_name_the_called_op() {
     let e = x.try_logsumexp(&[5]).unwrap_err();
     assert_eq!(e.op, "logsumexp");
     assert!(e.message.starts_with("Dimension out of range"), "{e}");
-    let e = oxten::try_cat(&[]).unwrap_err();
+    let e = oxten::try_cat(&[] as &[Tensor]).unwrap_err();
     assert_eq!(e.to_string(), "cat: expected a non-empty list of Tensors for argument 'tensors'");
-    let e = oxten::try_stack(&[]).unwrap_err();
+    let e = oxten::try_stack(&[] as &[Tensor]).unwrap_err();
     assert_eq!(e.op, "stack");
     // An error raised by the called op itself has no inner ops.
     let e = x.try_sum_dim_intlist(Some(&[7])).unwrap_err();

@@ -33,17 +33,23 @@ impl RustArg {
     pub fn is_scalar(&self) -> bool {
         self.schema_ty == Type::Base(BaseTy::Scalar)
     }
-    /// Parameter type in the user-facing API (`Scalar` becomes `impl Into<Scalar>`).
+    /// Parameter type in the user-facing API: `Scalar` becomes `impl Into<Scalar>`, and a
+    /// tensor list takes whatever callers hold (`&[Tensor]`, `&[&Tensor]`, `&Vec<Tensor>`).
     pub fn api_ty(&self) -> String {
         if self.is_scalar() {
             "impl Into<Scalar>".into()
+        } else if matches!(self.tensor_kind(), TensorArg::List) {
+            "&[impl AsRef<Tensor>]".into()
         } else {
             self.ty.clone()
         }
     }
+    /// The expression passing an API parameter on to the typed entry point.
     pub fn api_conv(&self) -> String {
         if self.is_scalar() {
             format!("{}.into()", self.ident)
+        } else if matches!(self.tensor_kind(), TensorArg::List) {
+            format!("&crate::ops_support::tensor_list({})", self.ident)
         } else {
             self.ident.clone()
         }

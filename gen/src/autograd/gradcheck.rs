@@ -15,7 +15,7 @@
 //! gradcheck(|t: &[Tensor]| t[0].try_sin(), &[x], GradcheckOpts::default()).unwrap();
 //! ```
 
-use super::grad;
+use super::{grad_with, GradOpts};
 use oxten_runtime::{ops, DType, Error, Result, Tensor};
 
 /// Options of [`gradcheck`] and [`gradgradcheck`].
@@ -179,7 +179,11 @@ fn vjp(outputs: &[Tensor], inputs: &[Tensor], v: &[f64]) -> Result<Vec<Vec<f64>>
     if outs.is_empty() {
         return xs.iter().map(|x| Ok(vec![0.0; x.numel() as usize])).collect();
     }
-    let res = grad(&outs, &xs, &grads, Some(true), false, true)?;
+    let res = grad_with(
+        &outs,
+        &xs,
+        GradOpts { grad_outputs: grads, retain_graph: Some(true), allow_unused: true, ..Default::default() },
+    )?;
     res.into_iter()
         .zip(&xs)
         .map(|(g, x)| match g {
@@ -337,7 +341,11 @@ pub fn gradgradcheck<O: Outputs>(
         let outs: Vec<Tensor> = f(xs)?.into_outputs().into_iter().filter(differentiable).collect();
         let wrt_xs: Vec<Tensor> = wrt(xs).iter().map(|&i| xs[i].clone()).collect();
         let grads: Vec<Option<Tensor>> = gs.iter().map(|g| Some(g.clone())).collect();
-        let res = grad(&outs, &wrt_xs, &grads, Some(true), true, true)?;
+        let res = grad_with(
+            &outs,
+            &wrt_xs,
+            GradOpts { grad_outputs: grads, retain_graph: Some(true), create_graph: true, allow_unused: true },
+        )?;
         res.into_iter()
             .zip(&wrt_xs)
             .map(|(g, x)| match g {

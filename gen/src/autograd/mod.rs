@@ -17,7 +17,7 @@
 //! use oxten::Tensor;
 //! let x = Tensor::from_vec(vec![0.5f64, 0.75], &[2]).unwrap().requires_grad_(true);
 //! let y = x.mul(&x).sum();
-//! let g = oxten::autograd::grad(&[y], &[x.clone()], &[], None, false, false).unwrap();
+//! let g = oxten::autograd::grad(&[y], &[x.clone()]).unwrap();
 //! assert_eq!(g[0].as_ref().unwrap().to_vec::<f64>().unwrap(), [1.0, 1.5]);
 //! ```
 

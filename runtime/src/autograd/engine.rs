@@ -22,6 +22,7 @@ use super::mode::{is_anomaly_enabled, GradModeGuard, ThreadLocalState};
 use super::node::{node_id, Edge, Node, NodeMap, NodeSet};
 use super::utils::{self, cast_to, is_expandable_to, sum_to};
 use crate::error::{Error, ErrorKind, Result};
+use crate::ops_support::tensor_list;
 use crate::tensor::Tensor;
 use crate::{Device, MemoryFormat};
 use std::cell::{Cell, RefCell};
@@ -679,17 +680,44 @@ pub fn backward(
     Ok(())
 }
 
-/// `torch.autograd.grad`: the gradients of `outputs` with respect to `inputs`, returned instead
-/// of accumulated into `.grad`. An input that is not part of the graph gives `None` with
+/// Options of [`grad_with`] (the keyword arguments of `torch.autograd.grad`).
+#[derive(Clone, Debug, Default)]
+pub struct GradOpts {
+    /// The gradient of each output (`None` or missing: ones, for one-element outputs).
+    pub grad_outputs: Vec<Option<Tensor>>,
+    /// Keep the graph's saved tensors for another backward; defaults to `create_graph`.
+    pub retain_graph: Option<bool>,
+    /// Record the backward computation so that higher-order gradients can be taken.
+    pub create_graph: bool,
+    /// An input the outputs do not depend on gives `None` instead of an error.
+    pub allow_unused: bool,
+}
+
+/// `torch.autograd.grad(outputs, inputs)`: the gradients of `outputs` with respect to `inputs`,
+/// returned instead of accumulated into `.grad`. Both take what callers hold: `&[y]`,
+/// `&[&x, &w]`, `&params` (a `Vec<Tensor>`).
+///
+/// ```no_run
+/// # fn f(x: &oxten_runtime::Tensor, y: &oxten_runtime::Tensor) -> oxten_runtime::Result<()> {
+/// use oxten_runtime::autograd::{grad, grad_with, GradOpts};
+/// let g = grad(&[y], &[x])?;
+/// let gg = grad_with(&[y], &[x], GradOpts { create_graph: true, ..Default::default() })?;
+/// # Ok(()) }
+/// ```
+pub fn grad(outputs: &[impl AsRef<Tensor>], inputs: &[impl AsRef<Tensor>]) -> Result<Vec<Option<Tensor>>> {
+    grad_with(outputs, inputs, GradOpts::default())
+}
+
+/// [`grad`] with options; an input that is not part of the graph gives `None` with
 /// `allow_unused`, an error otherwise.
-pub fn grad(
-    outputs: &[Tensor],
-    inputs: &[Tensor],
-    grad_outputs: &[Option<Tensor>],
-    retain_graph: Option<bool>,
-    create_graph: bool,
-    allow_unused: bool,
+pub fn grad_with(
+    outputs: &[impl AsRef<Tensor>],
+    inputs: &[impl AsRef<Tensor>],
+    opts: GradOpts,
 ) -> Result<Vec<Option<Tensor>>> {
+    let (outputs, inputs) = (tensor_list(outputs), tensor_list(inputs));
+    let GradOpts { grad_outputs, retain_graph, create_graph, allow_unused } = opts;
+    let (outputs, inputs, grad_outputs) = (&outputs[..], &inputs[..], &grad_outputs[..]);
     if outputs.is_empty() {
         return Err(Error::runtime("grad requires non-empty outputs."));
     }

@@ -33,7 +33,7 @@ mod saved;
 mod tensor_api;
 pub mod utils;
 
-pub use engine::{backward, execute, grad, MAX_REENTRANT_DEPTH, MAX_REENTRANT_INLINE_DEPTH};
+pub use engine::{backward, execute, grad, grad_with, GradOpts, MAX_REENTRANT_DEPTH, MAX_REENTRANT_INLINE_DEPTH};
 pub use function::{apply_function, Function, FunctionCtx};
 pub use functions::{
     as_strided_backward, AccumulateGrad, AsStridedBackward, CopySlices, Geometry, GraphRoot, Identity,

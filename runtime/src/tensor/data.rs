@@ -3,8 +3,8 @@
 use super::{Element, Tensor, TensorLayout};
 use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::match_dtype;
 use crate::storage::Storage;
-use crate::{match_dtype, DType};
 
 impl Tensor {
     /// A contiguous CPU tensor holding `data` with shape `sizes`.
@@ -107,69 +107,5 @@ pub fn for_each_offset(sizes: &[i64], strides: &[i64], mut f: impl FnMut(i64)) {
             off -= strides[d] * sizes[d];
             idx[d] = 0;
         }
-    }
-}
-
-impl std::fmt::Display for Tensor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let suffix = if self.dtype() == DType::F32 { String::new() } else { format!(", dtype={}", self.dtype()) };
-        if self.device() != Device::Cpu {
-            // A device tensor prints its values from a host copy, then the device (PyTorch's
-            // order: before the dtype); one with no data (meta) or no copy to the CPU prints
-            // its size.
-            return match self.try_to_device(Device::Cpu) {
-                Ok(host) if self.device() != Device::Meta => {
-                    let text = host.to_string();
-                    let at = text.find(", dtype=").unwrap_or(text.len().saturating_sub(1));
-                    write!(f, "{}, device='{}'{}", &text[..at], self.device(), &text[at..])
-                }
-                _ => write!(f, "tensor(..., size={:?}, device='{}'{suffix})", &self.sizes()[..], self.device()),
-            };
-        }
-        let vals = self.to_f64_vec().map_err(|_| std::fmt::Error)?;
-        let sizes = self.sizes();
-        let float = self.dtype().is_floating_point();
-        let is_bool = self.dtype() == DType::Bool;
-        let fmt_one = |v: f64| {
-            if is_bool {
-                (if v != 0.0 { "True" } else { "False" }).to_string()
-            } else if float {
-                if v.fract() == 0.0 && v.abs() < 1e16 {
-                    format!("{v:.0}.")
-                } else {
-                    format!("{v:.4}")
-                }
-            } else {
-                format!("{v}")
-            }
-        };
-        fn rec(out: &mut String, vals: &[f64], sizes: &[i64], fmt_one: &dyn Fn(f64) -> String, depth: usize) {
-            if sizes.is_empty() {
-                out.push_str(&fmt_one(vals[0]));
-                return;
-            }
-            out.push('[');
-            let inner: usize = sizes[1..].iter().product::<i64>() as usize;
-            for i in 0..sizes[0] as usize {
-                if i > 0 {
-                    out.push(',');
-                    if sizes.len() > 1 {
-                        out.push('\n');
-                        out.push_str(&" ".repeat(depth + 8));
-                    } else {
-                        out.push(' ');
-                    }
-                }
-                rec(out, &vals[i * inner..(i + 1) * inner], &sizes[1..], fmt_one, depth + 1);
-            }
-            out.push(']');
-        }
-        let mut s = String::new();
-        if vals.is_empty() && !sizes.is_empty() {
-            s.push_str("[]");
-        } else {
-            rec(&mut s, &vals, &sizes, &fmt_one, 0);
-        }
-        write!(f, "tensor({s}{suffix})")
     }
 }

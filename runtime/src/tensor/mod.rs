@@ -11,6 +11,7 @@ mod convert;
 mod data;
 mod element;
 mod layout;
+mod print;
 pub use convert::{dtype_names, from_literal, Literal};
 
 pub use element::Element;
@@ -397,9 +398,23 @@ fn check_sizes(sizes: &[i64]) -> Result<()> {
     layout::checked_numel(sizes).map(|_| ())
 }
 
+/// Lets tensor-list arguments take `&[Tensor]`, `&[&Tensor]` and `&Vec<Tensor>` alike.
+impl AsRef<Tensor> for Tensor {
+    fn as_ref(&self) -> &Tensor {
+        self
+    }
+}
+
+/// What a tensor is, without its values (which `Display` prints, copying device tensors to the
+/// host): `Tensor { shape: [2, 3], dtype: float32, device: cpu, requires_grad: false }`.
 impl std::fmt::Debug for Tensor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Display::fmt(self, f)
+        f.debug_struct("Tensor")
+            .field("shape", &&self.sizes()[..])
+            .field("dtype", &format_args!("{}", self.dtype()))
+            .field("device", &format_args!("{}", self.device()))
+            .field("requires_grad", &self.requires_grad())
+            .finish()
     }
 }
 

@@ -71,7 +71,7 @@ fn backward_argument_errors() {
     );
     let e = t(&[1.0]).try_backward().unwrap_err();
     assert_eq!(e.message, "element 0 of tensors does not require grad and does not have a grad_fn");
-    let e = grad(&[sum(&y)], &[t(&[1.0])], &[], None, false, false).unwrap_err();
+    let e = grad(&[sum(&y)], &[t(&[1.0])]).unwrap_err();
     assert_eq!(e.message, "One of the differentiated Tensors does not require grad");
 }
 
@@ -109,15 +109,15 @@ fn saved_tensors_are_released_after_backward() {
 fn create_graph_gives_differentiable_gradients() {
     let x = leaf(&[2.0]);
     let y = pow3(&x);
-    let g = grad(&[y], std::slice::from_ref(&x), &[], None, true, false).unwrap().remove(0).unwrap();
+    let g = grad_with(&[y], &[&x], GradOpts { create_graph: true, ..Default::default() }).unwrap().remove(0).unwrap();
     assert_eq!(vals(&g), [12.0]);
     assert!(g.grad_fn().is_some() && g.requires_grad());
-    let gg = grad(&[g], std::slice::from_ref(&x), &[], None, false, false).unwrap().remove(0).unwrap();
+    let gg = grad(&[g], &[&x]).unwrap().remove(0).unwrap();
     assert_eq!(vals(&gg), [12.0]);
     assert!(gg.grad_fn().is_none());
     assert!(x.grad().is_none(), "grad() does not accumulate into .grad");
     // Without create_graph the gradient has no history.
-    let g = grad(&[pow3(&x)], std::slice::from_ref(&x), &[], None, false, false).unwrap().remove(0).unwrap();
+    let g = grad(&[pow3(&x)], &[&x]).unwrap().remove(0).unwrap();
     assert!(g.grad_fn().is_none() && !g.requires_grad());
 }
 

@@ -51,7 +51,7 @@ mod generated_kernels {
         let g = x.grad().unwrap();
         assert_eq!(vals(&g), [4.0 + 12.0]);
         assert!(g.grad_fn().is_some(), ".grad has history under create_graph");
-        let gg = grad(&[g.sum()], std::slice::from_ref(&x), &[], None, false, false).unwrap().remove(0).unwrap();
+        let gg = grad(&[g.sum()], &[&x]).unwrap().remove(0).unwrap();
         assert_eq!(vals(&gg), [2.0 + 12.0]);
     }
 

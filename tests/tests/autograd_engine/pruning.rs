@@ -44,7 +44,7 @@ fn grad_prunes_nodes_not_on_a_path_to_the_inputs() {
         Ok(None)
     });
     let z = sum(&exp(&mul(&x, &y2)));
-    let gx = grad(std::slice::from_ref(&z), std::slice::from_ref(&x), &[], Some(true), false, false)
+    let gx = grad_with(&[&z], &[&x], GradOpts { retain_graph: Some(true), ..Default::default() })
         .unwrap()
         .remove(0)
         .unwrap();
@@ -52,7 +52,7 @@ fn grad_prunes_nodes_not_on_a_path_to_the_inputs() {
     assert_eq!(fired.load(SeqCst), 0, "the y-only node never runs");
     assert!(x.grad().is_none() && y.grad().is_none(), ".grad is untouched by grad()");
     // Both inputs at once; then the y branch runs.
-    let g = grad(&[z], &[x.clone(), y.clone()], &[], None, false, false).unwrap();
+    let g = grad(&[z], &[&x, &y]).unwrap();
     assert!(close(&vals(g[1].as_ref().unwrap()), &[0.5 * 1.0513, 0.75 * 1.9640]));
     assert_eq!(fired.load(SeqCst), 1);
 }
@@ -62,12 +62,12 @@ fn grad_of_unused_inputs() {
     let x = leaf(&[1.0]);
     let w = leaf(&[2.0]);
     let s = sum(&mul(&x, &x));
-    let e = grad(std::slice::from_ref(&s), &[x.clone(), w.clone()], &[], Some(true), false, false).unwrap_err();
+    let e = grad_with(&[&s], &[&x, &w], GradOpts { retain_graph: Some(true), ..Default::default() }).unwrap_err();
     assert_eq!(
         e.message,
         "One of the differentiated Tensors appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior."
     );
-    let g = grad(&[s], &[x, w], &[], None, false, true).unwrap();
+    let g = grad_with(&[s], &[x, w], GradOpts { allow_unused: true, ..Default::default() }).unwrap();
     assert_eq!(vals(g[0].as_ref().unwrap()), [2.0]);
     assert!(g[1].is_none());
 }
