@@ -8,6 +8,14 @@
 
 use oxten::{cuda, DType, Device, Tensor};
 
+/// GPU benchmarks of the CUDA backend, one JSON object per line.
+#[derive(clap::Parser)]
+struct Args {
+    /// Fewer repetitions (a smoke run).
+    #[arg(long)]
+    quick: bool,
+}
+
 const GPU: Device = Device::Cuda(0);
 
 fn rand(n: i64, dtype: DType) -> Tensor {
@@ -79,7 +87,7 @@ fn main() {
         eprintln!("CUDA is not available: {}", cuda::unavailable_because().unwrap_or("?"));
         return;
     }
-    let quick = std::env::args().any(|a| a == "--quick");
+    let quick = <Args as clap::Parser>::parse().quick;
     eprintln!("device: {} (sm_{:?})", cuda::device_name(GPU).unwrap(), cuda::compute_capability(GPU).unwrap());
     let t0 = std::time::Instant::now();
     let c0 = cuda::compile_stats();

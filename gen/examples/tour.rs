@@ -24,8 +24,16 @@ fn step<T>(name: &str, f: impl FnOnce() -> oxten::Result<T>) -> T {
     }
 }
 
+/// A tour of oxten's API, timing each step.
+#[derive(clap::Parser)]
+struct Args {
+    /// The problem's side: N×N matrices.
+    #[arg(default_value_t = 512, value_parser = clap::value_parser!(i64).range(1..=1 << 15))]
+    n: i64,
+}
+
 fn main() {
-    let n: i64 = std::env::args().nth(1).map(|s| s.parse().expect("N must be an integer")).unwrap_or(512);
+    let n = <Args as clap::Parser>::parse().n;
     println!("oxten tour on a {n}x{n} problem");
 
     let x = step("arange + view (N*N floats)", || {

@@ -101,25 +101,11 @@ pub fn autocast<R>(dtype: DType, f: impl FnOnce() -> R) -> R {
 // `oxten::Tensor` methods work without an explicit `init()`. Registering lazily on a first miss
 // raced: a thread could find an operator's backend kernel already registered by another
 // thread's `init()` but not yet its autograd kernel, and run without recording history. The
-// dispatcher still calls the hook on a miss, which covers platforms without a constructor
-// section.
-#[used]
-#[cfg_attr(
-    any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "freebsd",
-        target_os = "netbsd",
-        target_os = "openbsd"
-    ),
-    link_section = ".init_array"
-)]
-#[cfg_attr(target_vendor = "apple", link_section = "__DATA,__mod_init_func")]
-#[cfg_attr(windows, link_section = ".CRT$XCU")]
-static REGISTER_AT_LOAD: extern "C" fn() = {
-    extern "C" fn register_at_load() {
-        oxten_runtime::dispatch::set_init_hook(init);
-        init();
-    }
-    register_at_load
-};
+// dispatcher still calls the hook on a miss, which covers platforms without constructors.
+// `unsafe`: code before `main` must not rely on the standard library's runtime being set up
+// beyond what it needs here (allocation and `OnceLock`s), which ctor documents as sound.
+#[ctor::ctor(unsafe)]
+fn register_at_load() {
+    oxten_runtime::dispatch::set_init_hook(init);
+    init();
+}

@@ -88,7 +88,7 @@ fn item_line(text: &str, name: &str, from: usize) -> (usize, usize) {
 /// the key.
 pub fn parse_backend_yaml(text: &str, file: &str, fns: &[NativeFunction]) -> Result<BackendYaml, Vec<String>> {
     let err = |line: usize, key: &str, m: String| format!("{file}:{line}: entry `{key}`: {m}");
-    let value: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
+    let value: serde_norway::Value = serde_norway::from_str(text).map_err(|e| {
         let line = e.location().map_or(1, |l| l.line());
         vec![format!("{file}:{line}: not valid YAML: {e}")]
     })?;
@@ -179,7 +179,7 @@ pub fn parse_backend_yaml(text: &str, file: &str, fns: &[NativeFunction]) -> Res
 /// mistakes with their lines.
 fn op_list(
     text: &str,
-    map: &serde_yaml::Mapping,
+    map: &serde_norway::Mapping,
     key: &str,
     fns: &[NativeFunction],
     err: &dyn Fn(usize, &str, String) -> String,

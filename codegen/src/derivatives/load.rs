@@ -1,7 +1,7 @@
 //! Reading `derivatives.yaml` into raw entries: the YAML shape only, with a line number for every
 //! key. What the entries mean is checked in [`super::resolve`].
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 /// One `- name: ...` entry as written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub struct RawFormula {
 /// A located problem: `(line, entry name, message)`.
 pub type RawError = (usize, String, String);
 
-/// Finds the lines of entries and keys in the text (serde_yaml keeps no positions): entry `k`
+/// Finds the lines of entries and keys in the text (serde_norway keeps no positions): entry `k`
 /// starts on the `k`-th line that begins with `- `, and a key sits on the first line of its entry
 /// that reads `key:` after an optional `- ` and indentation.
 struct Lines<'a> {
@@ -91,7 +91,7 @@ fn describe(v: &Value) -> &'static str {
 /// Parses the YAML text into raw entries, collecting every shape error.
 pub fn load(text: &str) -> Result<Vec<RawEntry>, Vec<RawError>> {
     let lines = Lines::new(text);
-    let value: Value = serde_yaml::from_str(text).map_err(|e| {
+    let value: Value = serde_norway::from_str(text).map_err(|e| {
         let line = e.location().map_or(1, |l| l.line());
         vec![(line, "<document>".to_string(), format!("invalid YAML: {e}"))]
     })?;

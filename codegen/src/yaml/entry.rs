@@ -4,7 +4,7 @@
 //! Rules that need other entries (delegate targets, duplicate overloads) are
 //! in [`super::checks`].
 
-use serde_yaml::{Mapping, Value};
+use serde_norway::{Mapping, Value};
 
 use crate::model::{BaseTy, FunctionSchema, OperatorName, SchemaKind, Type};
 

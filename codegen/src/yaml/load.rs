@@ -1,7 +1,7 @@
 //! [`parse_native_functions`]: the entry point that loads and validates a
 //! whole `native_functions.yaml` text.
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 use super::checks;
 use super::entry::parse_entry;
@@ -19,7 +19,7 @@ use super::loc::{LineIndex, Loc};
 /// out of the cross-entry checks.
 pub fn parse_native_functions(text: &str, file: &str) -> Result<Vec<NativeFunction>, Vec<YamlError>> {
     let lines = LineIndex::new(text);
-    let value: Value = match serde_yaml::from_str(text) {
+    let value: Value = match serde_norway::from_str(text) {
         Ok(v) => v,
         Err(e) => return Err(vec![syntax_error(&e, file, &lines)]),
     };
@@ -55,8 +55,8 @@ pub fn parse_native_functions(text: &str, file: &str) -> Result<Vec<NativeFuncti
     }
 }
 
-/// A YAML syntax error, located by serde_yaml when it can say where.
-fn syntax_error(e: &serde_yaml::Error, file: &str, lines: &LineIndex<'_>) -> YamlError {
+/// A YAML syntax error, located by serde_norway when it can say where.
+fn syntax_error(e: &serde_norway::Error, file: &str, lines: &LineIndex<'_>) -> YamlError {
     let line = e.location().map_or(1, |l| l.line());
     let entry = match lines.entry_at_line(line) {
         Some(i) => format!("<entry {}>", i + 1),

@@ -1,6 +1,6 @@
 //! Source locations, recovered from the raw YAML text.
 //!
-//! `serde_yaml::Value` carries no positions, so line numbers come from the
+//! `serde_norway::Value` carries no positions, so line numbers come from the
 //! text itself: the k-th top-level entry starts on the k-th line that begins
 //! with `- ` (or is exactly `-`), and a key of that entry sits on the first
 //! line of the entry's range that reads `key:` after an optional `- ` and

@@ -1,12 +1,12 @@
 //! Conversions from raw YAML values to the typed fields of an entry.
 //!
-//! Each function takes one key's `serde_yaml::Value` and returns the typed
+//! Each function takes one key's `serde_norway::Value` and returns the typed
 //! field or a message saying what was expected. The caller attaches the
 //! location.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_yaml::Value;
+use serde_norway::Value;
 
 use super::function::{AutocastPolicy, DeviceCheck, Variant};
 use crate::backend::DispatchKey;

@@ -16,6 +16,7 @@ mod digits;
 mod plot;
 mod progress;
 
+use clap::Parser;
 use digits::{Digits, SplitMix64};
 use oxten::autocast::AutocastGuard;
 use oxten::nn::{BatchNorm2d, Conv2d, Dropout, Flatten, Linear, MaxPool2d, Module, ReLU, Sequential};
@@ -28,64 +29,37 @@ use std::time::Instant;
 
 const SEED: u64 = 0x5eed;
 
-const HELP: &str = "\
-Trains a CNN on the UCI handwritten digits with oxten.
-
-Usage: cargo run --release -p oxten --example train -- [options]
-
-Options:
-  --epochs N          epochs (default 15)
-  --batch-size N      batch size (default 64)
-  --lr X              AdamW learning rate, annealed by a cosine schedule (default 0.003)
-  --seed N            seed of the initialisation, dropout and shuffling (default 0)
-  --channels-last     run the convolutions on channels_last (NHWC) activations
-  --bf16              mixed precision: forward and loss under CPU autocast (bfloat16), f32 weights
-  --out DIR           where the model and the plot go (default target/train)
-  -h, --help          this help";
-
+/// Trains a CNN on the UCI handwritten digits with oxten.
+#[derive(Parser)]
 struct Args {
+    /// Epochs.
+    #[arg(long, default_value_t = 15, value_parser = positive)]
     epochs: usize,
+    /// Batch size.
+    #[arg(long = "batch-size", default_value_t = 64, value_parser = positive)]
     batch: usize,
+    /// AdamW learning rate, annealed by a cosine schedule.
+    #[arg(long, default_value_t = 3e-3)]
     lr: f64,
+    /// Seed of the initialisation, dropout and shuffling.
+    #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Run the convolutions on channels_last (NHWC) activations.
+    #[arg(long)]
     channels_last: bool,
+    /// Mixed precision: forward and loss under CPU autocast (bfloat16), f32 weights.
+    #[arg(long)]
     bf16: bool,
-    out: PathBuf,
+    /// Where the model and the plot go [default: target/train].
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
-fn parse_args() -> std::result::Result<Args, String> {
-    let mut a = Args {
-        epochs: 15,
-        batch: 64,
-        lr: 3e-3,
-        seed: 0,
-        channels_last: false,
-        bf16: false,
-        out: PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/train"),
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let mut value = |name: &str| it.next().ok_or(format!("{name} needs a value"));
-        let num = |v: String, name: &str| v.parse::<f64>().map_err(|_| format!("{name}: not a number: {v}"));
-        match flag.as_str() {
-            "--epochs" => a.epochs = num(value("--epochs")?, "--epochs")? as usize,
-            "--batch-size" => a.batch = num(value("--batch-size")?, "--batch-size")? as usize,
-            "--lr" => a.lr = num(value("--lr")?, "--lr")?,
-            "--seed" => a.seed = num(value("--seed")?, "--seed")? as u64,
-            "--out" => a.out = PathBuf::from(value("--out")?),
-            "--channels-last" => a.channels_last = true,
-            "--bf16" => a.bf16 = true,
-            "-h" | "--help" => {
-                println!("{HELP}");
-                std::process::exit(0);
-            }
-            other => return Err(format!("unknown option {other}\n\n{HELP}")),
-        }
+fn positive(s: &str) -> std::result::Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("expected a positive whole number, got `{s}`")),
     }
-    if a.epochs == 0 || a.batch == 0 {
-        return Err("--epochs and --batch-size must be positive".into());
-    }
-    Ok(a)
 }
 
 /// Two 3×3 convolutions with batch norm, a 2×2 max pool, and a two-layer classifier.
@@ -132,13 +106,8 @@ fn evaluate(
 }
 
 fn main() -> Result<()> {
-    let args = match parse_args() {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::exit(2);
-        }
-    };
+    let args = Args::parse();
+    let out = args.out.clone().unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/train"));
     oxten::manual_seed(args.seed);
     let data = Digits::load()?;
     let split = data.split(0.2, SEED);
@@ -213,10 +182,10 @@ fn main() -> Result<()> {
         1000.0 * sorted[sorted.len() / 2],
         100.0 * test_acc.last().unwrap()
     );
-    std::fs::create_dir_all(&args.out).map_err(|e| oxten::Error::runtime(format!("{}: {e}", args.out.display())))?;
-    let model_path = args.out.join("digits_cnn.safetensors");
+    std::fs::create_dir_all(&out).map_err(|e| oxten::Error::runtime(format!("{}: {e}", out.display())))?;
+    let model_path = out.join("digits_cnn.safetensors");
     oxten::safetensors::save(&model_path, &net.state_dict(), None)?;
-    let plot_path = args.out.join("training.png");
+    let plot_path = out.join("training.png");
     let chart = plot::loss_and_accuracy(&train_loss, &test_loss, &train_acc, &test_acc);
     plot::save_png(&plot_path, &chart).map_err(|e| oxten::Error::runtime(format!("{}: {e}", plot_path.display())))?;
     println!("saved the model to {} and the plot to {}", model_path.display(), plot_path.display());
