@@ -94,6 +94,7 @@ fn snapshot_of_a_node() {
         /// - `self`: `grad.try_mul(&other)?`
         /// - `other`: `grad.try_mul(&self)?`
         pub struct MulBackward0 {
+            /// What every node has: next edges, input metadata, sequence number, hooks.
             pub base: NodeBase,
             /// `self`, saved before the op ran.
             pub self_: SavedVariable,

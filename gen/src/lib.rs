@@ -18,6 +18,7 @@
 //!
 //! Kernels register themselves with the dispatcher when the program starts (or on the first
 //! call to [`init`], which is idempotent).
+#![warn(missing_docs)]
 
 /// oxten's kernels and meta functions (what generated out-of-tree backend code builds on).
 pub use oxten_kernels as kernels;

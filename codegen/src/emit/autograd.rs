@@ -257,7 +257,7 @@ fn emit_node(s: &mut String, d: &Derivative) {
         let vars: Vec<&str> = f.vars.iter().map(|&i| d.inputs[i].name.as_str()).collect();
         let _ = writeln!(s, "/// - `{}`: `{}`", vars.join(", "), f.text.replace('`', "'"));
     }
-    let _ = writeln!(s, "pub struct {} {{\npub base: NodeBase,", d.node);
+    let _ = writeln!(s, "pub struct {} {{\n/// What every node has: next edges, input metadata, sequence number, hooks.\npub base: NodeBase,", d.node);
     for i in d.inputs.iter().filter(|i| i.list) {
         let _ = writeln!(
             s,

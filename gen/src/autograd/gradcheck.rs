@@ -42,6 +42,7 @@ impl Default for GradcheckOpts {
 
 /// What a checked function returns: one tensor or several.
 pub trait Outputs {
+    /// The outputs as a list.
     fn into_outputs(self) -> Vec<Tensor>;
 }
 

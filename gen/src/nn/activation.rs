@@ -51,7 +51,9 @@ activation!(
 /// `nn.Flatten`: flattens dims `start_dim..=end_dim` (default 1..=-1, keeping the batch dim).
 #[derive(Clone, Copy, Debug)]
 pub struct Flatten {
+    /// The first dimension flattened.
     pub start_dim: i64,
+    /// The last dimension flattened (negative counts from the end).
     pub end_dim: i64,
 }
 

@@ -9,11 +9,17 @@ use crate::{Result, Tensor};
 /// `[C_out, C_in / groups, kH, kW]`; initialised like PyTorch (Kaiming-uniform with `a = √5`,
 /// bias uniform in `±1/√fan_in`).
 pub struct Conv2d {
+    /// `[out_channels, in_channels / groups, kh, kw]`.
     pub weight: Tensor,
+    /// `[out_channels]`, when the layer has a bias.
     pub bias: Option<Tensor>,
+    /// Step between windows, per spatial dimension.
     pub stride: [i64; 2],
+    /// Zeros added on each side, per spatial dimension.
     pub padding: [i64; 2],
+    /// Spacing between kernel elements.
     pub dilation: [i64; 2],
+    /// Channel groups (`in_channels` and `out_channels` divide by it).
     pub groups: i64,
 }
 

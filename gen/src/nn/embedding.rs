@@ -6,6 +6,7 @@ use crate::{Result, Tensor};
 /// A lookup table of `num_embeddings` vectors of size `embedding_dim`, initialised from a
 /// standard normal (PyTorch's default); the input is a tensor of int64 indices.
 pub struct Embedding {
+    /// `[num_embeddings, embedding_dim]`: one row per index.
     pub weight: Tensor,
 }
 

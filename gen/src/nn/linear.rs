@@ -7,7 +7,9 @@ use crate::{Result, Tensor};
 /// `[out_features]`. Initialised like PyTorch: weight by Kaiming-uniform with `a = √5` (bound
 /// `1/√in_features`), bias uniform in `±1/√in_features`.
 pub struct Linear {
+    /// `[out_features, in_features]`.
     pub weight: Tensor,
+    /// `[out_features]`, when the layer has a bias.
     pub bias: Option<Tensor>,
 }
 

@@ -40,7 +40,9 @@ use crate::{Result, Tensor};
 /// trained, such as batch norm's running statistics).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slot {
+    /// A trainable parameter (`requires_grad`, seen by optimizers).
     Parameter,
+    /// A buffer: state saved with the module but not trained (running statistics).
     Buffer,
 }
 

@@ -8,12 +8,19 @@ use crate::{DType, Result, Tensor};
 /// 0.1, unbiased variance); in evaluation it uses the running statistics. State dict names:
 /// `weight`, `bias`, `running_mean`, `running_var`, `num_batches_tracked`.
 pub struct BatchNorm2d {
+    /// Per-channel scale (γ).
     pub weight: Tensor,
+    /// Per-channel shift (β).
     pub bias: Tensor,
+    /// Running mean, used in evaluation mode.
     pub running_mean: Tensor,
+    /// Running variance, used in evaluation mode.
     pub running_var: Tensor,
+    /// Training batches seen (PyTorch's buffer of that name).
     pub num_batches_tracked: Tensor,
+    /// Weight of the new batch in the running statistics.
     pub momentum: f64,
+    /// Added to the variance before the square root.
     pub eps: f64,
     training: bool,
 }
@@ -75,9 +82,13 @@ impl Module for BatchNorm2d {
 /// `nn.LayerNorm`: normalizes over the trailing `normalized_shape` dims, with an elementwise
 /// affine `weight` (ones) and `bias` (zeros), `eps = 1e-5`.
 pub struct LayerNorm {
+    /// The trailing dimensions normalised over.
     pub normalized_shape: Vec<i64>,
+    /// Elementwise scale (γ), of `normalized_shape`.
     pub weight: Tensor,
+    /// Elementwise shift (β), of `normalized_shape`.
     pub bias: Tensor,
+    /// Added to the variance before the square root.
     pub eps: f64,
 }
 
@@ -116,9 +127,13 @@ impl Module for LayerNorm {
 /// `nn.GroupNorm`: splits the channels into `num_groups` groups normalized separately, with a
 /// per-channel affine `weight` (ones) and `bias` (zeros), `eps = 1e-5`.
 pub struct GroupNorm {
+    /// Groups the channels are split into.
     pub num_groups: i64,
+    /// Per-channel scale (γ).
     pub weight: Tensor,
+    /// Per-channel shift (β).
     pub bias: Tensor,
+    /// Added to the variance before the square root.
     pub eps: f64,
 }
 

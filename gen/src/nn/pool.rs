@@ -7,8 +7,11 @@ use crate::{Result, Tensor};
 /// `nn.MaxPool2d` with a square window; the stride defaults to the window (PyTorch's default).
 #[derive(Clone, Copy, Debug)]
 pub struct MaxPool2d {
+    /// Window size.
     pub kernel_size: [i64; 2],
+    /// Step between windows.
     pub stride: [i64; 2],
+    /// Implicit padding on each side (padded positions never win the max).
     pub padding: [i64; 2],
 }
 
@@ -33,6 +36,7 @@ impl Module for MaxPool2d {
 /// `1/(1 − p)`; the identity in evaluation.
 #[derive(Clone, Copy, Debug)]
 pub struct Dropout {
+    /// Probability of zeroing an element in training mode.
     pub p: f64,
     training: bool,
 }
@@ -56,8 +60,11 @@ impl Module for Dropout {
 /// `nn.AvgPool2d` with a square window; the stride defaults to the window, padding is counted.
 #[derive(Clone, Copy, Debug)]
 pub struct AvgPool2d {
+    /// Window size.
     pub kernel_size: [i64; 2],
+    /// Step between windows.
     pub stride: [i64; 2],
+    /// Zeros added on each side.
     pub padding: [i64; 2],
 }
 
@@ -81,6 +88,7 @@ impl Module for AvgPool2d {
 /// `nn.AdaptiveAvgPool2d`: averages into an `output_size` grid whatever the input's size.
 #[derive(Clone, Copy, Debug)]
 pub struct AdaptiveAvgPool2d {
+    /// The output's height and width.
     pub output_size: [i64; 2],
 }
 

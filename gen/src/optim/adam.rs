@@ -10,11 +10,17 @@ use crate::{Result, Scalar, Tensor};
 /// with `weight_decay=1e-2`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AdamOpts {
+    /// Learning rate.
     pub lr: f64,
+    /// Decay rates of the first and second moment estimates.
     pub betas: (f64, f64),
+    /// Added to the denominator for stability.
     pub eps: f64,
+    /// Weight decay (L2 penalty for Adam, decoupled for AdamW).
     pub weight_decay: f64,
+    /// Use the maximum of past second moments (AMSGrad).
     pub amsgrad: bool,
+    /// Maximise the objective instead of minimising it.
     pub maximize: bool,
 }
 

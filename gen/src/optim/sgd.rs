@@ -9,11 +9,17 @@ use crate::{Error, Result, Scalar, Tensor};
 /// SGD's hyperparameters; `Default` is PyTorch's (`lr=1e-3`, everything else off).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SgdOpts {
+    /// Learning rate.
     pub lr: f64,
+    /// Momentum factor (0: plain SGD).
     pub momentum: f64,
+    /// Dampening of the momentum's new gradient.
     pub dampening: f64,
+    /// Weight decay (L2 penalty).
     pub weight_decay: f64,
+    /// Nesterov momentum.
     pub nesterov: bool,
+    /// Maximise the objective instead of minimising it.
     pub maximize: bool,
 }
 
