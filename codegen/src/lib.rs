@@ -1,6 +1,7 @@
 //! oxten's code generator.
 pub mod backend;
 pub mod derivatives;
+pub mod doc_examples;
 pub mod emit;
 pub mod kernel_impls;
 pub mod library;

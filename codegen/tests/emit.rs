@@ -52,14 +52,32 @@ fn generated_api_reads_like_hand_written_code() {
         "pub fn try_add_with(&self, other: &Tensor, opts: AddOpts) -> Result<Tensor>",
         "pub fn add_with_(&self, other: &Tensor, opts: AddInplaceOpts) -> Tensor",
         "pub fn try_add_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor>",
-        "pub fn sum_dim_intlist(&self, dim: Option<&[i64]>) -> Tensor",
+        // `positional_defaults: 1`: keepdim is positional, dtype stays in the options struct.
+        "pub fn sum_dim_intlist(&self, dim: Option<&[i64]>, keepdim: bool) -> Tensor",
+        "pub fn sum_dim_intlist_with( &self, dim: Option<&[i64]>, keepdim: bool, opts: SumDimIntlistOpts, ) -> Tensor",
+        "pub fn cat(tensors: &[impl AsRef<Tensor>], dim: i64) -> Tensor",
         "pub fn deep_clone(&self) -> Tensor",
         "pub fn where_self(&self, condition: &Tensor, other: &Tensor) -> Tensor",
     ] {
         assert!(ops.contains(needle), "missing `{needle}`");
     }
     // Options structs carry the schema's defaults.
-    assert!(ops.contains("pub struct SumDimIntlistOpts { /// `bool keepdim=False` pub keepdim: bool,"));
+    assert!(ops.contains("pub struct SumDimIntlistOpts { /// `ScalarType? dtype=None` pub dtype: Option<DType>, }"));
+    // An operator whose defaults are all positional has no options struct and no `_with` form.
+    assert!(!ops.contains("pub struct CatOpts") && !ops.contains("pub fn cat_with("));
+    // Rustdoc from the `doc:` key, shared by the overloads written without one (`add_`), with
+    // PyTorch's names, the schema, the arguments and (on the panicking form) the example.
+    for needle in [
+        "/// Adds `other`, scaled by `alpha`, to `self`",
+        "/// PyTorch: `torch.add`, `Tensor.add` (`aten::add.Tensor`). Schema:",
+        "/// - `Scalar alpha=1` (in [`AddOpts`]): the multiplier of `other`",
+        "/// PyTorch: `torch.add_`, `Tensor.add_` (`aten::add_.Tensor`)",
+        "/// # Example /// ```ignore /// # use oxten::*; /// let x = tensor![1., 2., 3.];",
+    ] {
+        assert!(ops.contains(needle), "missing `{needle}`");
+    }
+    // Operators without a `doc:` still say what they are.
+    assert!(ops.contains("/// The `sin` operator. /// /// PyTorch: `torch.sin`, `Tensor.sin` (`aten::sin`)."));
     // Out ops have no method form.
     assert!(!ops.contains("pub fn add_out(&self"));
 }

@@ -233,7 +233,7 @@ fn unknown_key() {
   dispatchh:
     CPU: relu
 ",
-        expect!["native_functions.yaml:3: in `relu`: unknown key `dispatchh` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, pointwise_operands, autogen, python_module, manual_cpp_binding, autocast)"],
+        expect!["native_functions.yaml:3: in `relu`: unknown key `dispatchh` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, pointwise_operands, autogen, python_module, manual_cpp_binding, autocast, positional_defaults, doc)"],
     );
 }
 
@@ -524,7 +524,7 @@ fn all_errors_are_collected_and_sorted() {
 ",
         expect![[r#"
             native_functions.yaml:2: in `b`: `structured_delegate` names `missing.out`, which is not defined in this file
-            native_functions.yaml:4: in `a`: unknown key `colour` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, pointwise_operands, autogen, python_module, manual_cpp_binding, autocast)
+            native_functions.yaml:4: in `a`: unknown key `colour` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, pointwise_operands, autogen, python_module, manual_cpp_binding, autocast, positional_defaults, doc)
             native_functions.yaml:5: in `c`: invalid schema `c(Tensor self) -> Tensr`: column 19: unknown type `Tensr` (known types: Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, Layout, Device, MemoryFormat, Generator, Dimname, Stream, Storage)
             native_functions.yaml:6: in `b`: `b` without an overload name is already used by the entry at native_functions.yaml:1; overload names must be unique"#]],
     );
@@ -599,4 +599,72 @@ fn autocast_only_on_functional_ops_with_tensors() {
             native_functions.yaml:9: in `prod`: `autocast: fp32_set_opt_dtype` needs a first `Tensor` argument and a `ScalarType? dtype` argument, which `prod` lacks
             native_functions.yaml:11: in `cat`: `autocast: fp32_set_opt_dtype` needs a first `Tensor` argument and a `ScalarType? dtype` argument, which `cat` lacks"#]],
     );
+}
+
+#[test]
+fn positional_defaults_name_only_positional_defaulted_arguments() {
+    check(
+        "\
+- func: sum.dim_IntList(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
+  positional_defaults: 2
+- func: cat(Tensor[] tensors, int dim=0) -> Tensor
+  positional_defaults: many
+",
+        expect![[r#"
+            native_functions.yaml:2: in `sum.dim_IntList`: `positional_defaults: 2` but `sum.dim_IntList` has only 1 defaulted positional argument(s) (keyword-only arguments after `*` stay in the options struct)
+            native_functions.yaml:4: in `cat`: `positional_defaults` must be a non-negative integer, found a string"#]],
+    );
+}
+
+#[test]
+fn docs_are_checked() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+  doc:
+    summary: Zeroes the negative elements.
+    args:
+      input: not an argument
+- func: exp(Tensor self) -> Tensor
+  doc:
+    args:
+      self: the input
+- func: sin(Tensor self) -> Tensor
+  doc:
+    summary: Sine.
+    examples: oops
+- func: cos(Tensor self) -> Tensor
+  doc: Cosine.
+",
+        expect![[r#"
+            native_functions.yaml:2: in `relu`: `doc.args` documents `input`, which is not an argument of `relu` (arguments: self)
+            native_functions.yaml:7: in `exp`: `doc` needs a one-line `summary`
+            native_functions.yaml:11: in `sin`: unknown key examples in `doc` (allowed: summary, args, example)
+            native_functions.yaml:15: in `cos`: `doc` must be a mapping with `summary`, `args` and `example`, found a string"#]],
+    );
+}
+
+#[test]
+fn docs_are_shared_by_the_overloads_without_one() {
+    let fns = parse_ok(
+        "\
+- func: add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+  doc:
+    summary: Adds.
+    example: |
+      let x = 1;
+- func: add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!)
+- func: add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+  doc:
+    summary: Adds a number.
+- func: sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+",
+    );
+    let doc = |i: usize| fns[i].doc.as_ref();
+    assert_eq!(doc(0).unwrap().inherited_from, None);
+    assert_eq!(doc(0).unwrap().example.as_deref(), Some("let x = 1;"));
+    assert_eq!(doc(1).unwrap().summary, "Adds.");
+    assert_eq!(doc(1).unwrap().inherited_from.as_deref(), Some("add.Tensor"));
+    assert_eq!(doc(2).unwrap().summary, "Adds a number.");
+    assert!(doc(3).is_none());
 }

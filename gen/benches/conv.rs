@@ -4,7 +4,7 @@
 //! (after both) prints the comparison.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use oxten::options::{ContiguousOpts, Conv2dOpts};
+use oxten::options::ContiguousOpts;
 use oxten::{DType, MemoryFormat, Tensor};
 use std::hint::black_box;
 use std::time::Duration;
@@ -26,9 +26,7 @@ fn conv(c: &mut Criterion) {
     let x = filled(&[32, 64, 56, 56], 1.0);
     let w = filled(&[64, 64, 3, 3], 0.05);
     let b = filled(&[64], 0.1);
-    let run = |x: &Tensor, w: &Tensor, b: &Tensor| {
-        oxten::conv2d_with(x, w, Conv2dOpts { bias: Some(b), padding: &[1], ..Default::default() })
-    };
+    let run = |x: &Tensor, w: &Tensor, b: &Tensor| oxten::conv2d(x, w, Some(b), &[1, 1], &[1]);
     g.bench_function("conv2d_f32_nchw", |bench| bench.iter(|| black_box(run(&x, &w, &b))));
     let (xc, wc) = (cl(&x), cl(&w));
     g.bench_function("conv2d_f32_nhwc", |bench| bench.iter(|| black_box(run(&xc, &wc, &b))));

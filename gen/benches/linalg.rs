@@ -32,7 +32,9 @@ fn products(c: &mut Criterion) {
     let x = rand_tensor(&[n, n], DType::F32, 0);
     let w = rand_tensor(&[n, n], DType::F32, 1);
     g.throughput(Throughput::Elements((2 * n * n * n) as u64));
-    g.bench_function(BenchmarkId::new("linear_float32", n), |bench| bench.iter(|| black_box(oxten::linear(&x, &w))));
+    g.bench_function(BenchmarkId::new("linear_float32", n), |bench| {
+        bench.iter(|| black_box(oxten::linear(&x, &w, None)))
+    });
     // The first layer of issue 3's MLP: a batch of 64 through a 784 -> 256 linear layer,
     // `x @ w.t()` (staged through a column-major matrix, see `kernels/src/linalg/mod.rs`).
     let x = rand_tensor(&[64, 784], DType::F32, 2);

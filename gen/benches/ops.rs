@@ -60,7 +60,7 @@ fn reductions_and_layouts(c: &mut Criterion) {
     // activations of 256) and a transposed 64 x 256 matrix made contiguous.
     let act = rand_tensor(64 * 256, DType::F32).view(&[64, 256]);
     g.throughput(Throughput::Elements(64 * 256));
-    g.bench_function("sum_dim0_64x256", |bench| bench.iter(|| black_box(act.sum_dim_intlist(Some(&[0])))));
+    g.bench_function("sum_dim0_64x256", |bench| bench.iter(|| black_box(act.sum_dim_intlist(Some(&[0]), false))));
     let act_t = rand_tensor(64 * 256, DType::F32).view(&[256, 64]).t();
     g.bench_function("transpose_contiguous_64x256", |bench| bench.iter(|| black_box(act_t.contiguous())));
     g.finish();

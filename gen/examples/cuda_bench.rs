@@ -164,8 +164,8 @@ fn main() {
         let b2 = rand(10, DType::F32).mul_scalar(0.05).requires_grad_(true);
         let params = [w1.clone(), b1.clone(), w2.clone(), b2.clone()];
         let us = wall_us(200, 9, || {
-            let h = oxten::linear_with(&x, &w1, oxten::options::LinearOpts { bias: Some(&b1) }).relu();
-            let logits = oxten::linear_with(&h, &w2, oxten::options::LinearOpts { bias: Some(&b2) });
+            let h = oxten::linear(&x, &w1, Some(&b1)).relu();
+            let logits = oxten::linear(&h, &w2, Some(&b2));
             let loss = oxten::nll_loss(&logits.log_softmax(1), &y);
             loss.backward();
             oxten::autograd::no_grad(|| {

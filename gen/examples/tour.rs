@@ -48,14 +48,14 @@ fn main() {
     let t = step("transpose + contiguous add", || bias.try_t()?.try_add(&bias));
     let total = step("sum over everything", || t.try_sum()?.item::<f32>());
     println!("    sum = {total:.3}");
-    let (vals, idx) = step("max over dim 1 (values, indices)", || t.try_max_dim(1));
+    let (vals, idx) = step("max over dim 1 (values, indices)", || t.try_max_dim(1, false));
     println!(
         "    first row max = {:.3} at column {}",
         vals.to_vec::<f32>().unwrap()[0],
         idx.to_vec::<i64>().unwrap()[0]
     );
     let m = step("mean over dim 0 with keepdim", || {
-        t.try_mean_dim_with(Some(&[0]), oxten::options::MeanDimOpts { keepdim: true, dtype: None })
+        t.try_mean_dim_with(Some(&[0]), true, oxten::options::MeanDimOpts { dtype: None })
     });
     println!("    mean shape = {:?}", &m.sizes()[..]);
 

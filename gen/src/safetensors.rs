@@ -10,15 +10,14 @@
 //! {"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}, …}
 //! ```
 //!
-//! Elements are stored little-endian in row-major order. Files written here are byte for byte
-//! what the reference implementation writes: tensors ordered by dtype (widest first, so every
-//! tensor is aligned to its element size) then by name, the header padded with spaces so that
-//! the data starts at a multiple of 8.
-//!
-//! Reading validates everything, as a file may be untrusted: header length against the file
-//! size, JSON syntax, duplicate names, dtype names, shapes (overflow included) against their byte
-//! ranges, and that the byte ranges tile the buffer exactly. A bad file gives an error, never a
-//! panic.
+//! Elements are stored little-endian in row-major order. The format itself is the `safetensors`
+//! crate's, the reference implementation (Python's package wraps it): files written here are
+//! byte for byte what PyTorch's `save_file` writes. This module is oxten's layer on top: tensors
+//! to and from the crate's views, PyTorch `state_dict` names ([`load_into`]), and the checks of a
+//! file that may be untrusted, run before the crate reads it so that the error says exactly what
+//! is wrong: header length against the file size, JSON syntax, duplicate names, dtype names,
+//! shapes (overflow included) against their byte ranges, byte ranges tiling the buffer, boolean
+//! bytes. A bad file gives an error, never a panic. Large files are memory-mapped ([`load`]).
 //!
 //! ```
 //! use oxten::{safetensors, Tensor};
@@ -30,10 +29,14 @@
 //! assert_eq!(back[1].1.to_vec::<f32>().unwrap(), [1.0, 3.0, 2.0, 4.0]); // logical order of w.t()
 //! ```
 
+use crate::alloc::DataPtr;
 use crate::{DType, Device, Error, Result, Storage, Tensor, TensorLayout};
+use safetensors::{Dtype, SafeTensorError, SafeTensors, View};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The largest JSON header accepted, in bytes (the reference implementation's limit).
 pub const MAX_HEADER_SIZE: u64 = 100_000_000;
@@ -46,60 +49,86 @@ pub type Metadata = BTreeMap<String, String>;
 /// The header key of the string-to-string metadata.
 pub const METADATA_KEY: &str = "__metadata__";
 
+/// The format's dtype of an oxten dtype.
+pub fn to_format_dtype(d: DType) -> Dtype {
+    match d {
+        DType::F64 => Dtype::F64,
+        DType::F32 => Dtype::F32,
+        DType::F16 => Dtype::F16,
+        DType::BF16 => Dtype::BF16,
+        DType::I64 => Dtype::I64,
+        DType::I32 => Dtype::I32,
+        DType::I16 => Dtype::I16,
+        DType::I8 => Dtype::I8,
+        DType::U8 => Dtype::U8,
+        DType::Bool => Dtype::BOOL,
+    }
+}
+
+/// The oxten dtype of a format dtype, if oxten has one.
+pub fn from_format_dtype(d: Dtype) -> Option<DType> {
+    DType::ALL.into_iter().find(|&o| to_format_dtype(o) == d)
+}
+
 /// The safetensors name of a dtype (`F32`, `BF16`, `BOOL` …).
-pub fn dtype_name(d: DType) -> &'static str {
-    match d {
-        DType::F64 => "F64",
-        DType::F32 => "F32",
-        DType::F16 => "F16",
-        DType::BF16 => "BF16",
-        DType::I64 => "I64",
-        DType::I32 => "I32",
-        DType::I16 => "I16",
-        DType::I8 => "I8",
-        DType::U8 => "U8",
-        DType::Bool => "BOOL",
-    }
-}
-
-/// The dtype of a safetensors dtype name, if oxten has it.
-pub fn dtype_from_name(s: &str) -> Option<DType> {
-    DType::ALL.into_iter().find(|&d| dtype_name(d) == s)
-}
-
-/// Dtypes of the format that oxten has no tensor type for (rejected with a clear message).
-const UNSUPPORTED_DTYPES: [&str; 10] =
-    ["U16", "U32", "U64", "C64", "F8_E5M2", "F8_E4M3", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4"];
-
-/// The writing order of the reference implementation: its `Dtype` enum order, descending
-/// (widest dtypes first, then `F` before `I` at equal width as its enum has them).
-fn write_rank(d: DType) -> u8 {
-    match d {
-        DType::I64 => 9,
-        DType::F64 => 8,
-        DType::F32 => 7,
-        DType::I32 => 6,
-        DType::BF16 => 5,
-        DType::F16 => 4,
-        DType::I16 => 3,
-        DType::I8 => 2,
-        DType::U8 => 1,
-        DType::Bool => 0,
-    }
+pub fn dtype_name(d: DType) -> String {
+    to_format_dtype(d).to_string()
 }
 
 fn err(op: &str, msg: impl Into<String>) -> Error {
     Error::value(msg).in_op(op)
 }
 
+/// An error of the safetensors crate, in `op`.
+fn format_err(op: &str, e: SafeTensorError) -> Error {
+    err(op, format!("{e}"))
+}
+
 // ----------------------------------------------------------------------------------------------
 // Writing
+
+/// A tensor as the safetensors crate writes it: its elements in row-major order, little-endian.
+struct TensorBytes {
+    dtype: Dtype,
+    shape: Vec<usize>,
+    /// Keeps the contiguous elements alive while the crate reads them.
+    contiguous: Tensor,
+}
+
+impl View for &TensorBytes {
+    fn dtype(&self) -> Dtype {
+        self.dtype
+    }
+    fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    fn data(&self) -> Cow<'_, [u8]> {
+        let n = self.data_len();
+        if n == 0 {
+            return Cow::Borrowed(&[]);
+        }
+        // SAFETY: `contiguous` is a contiguous CPU tensor, so its `n` bytes from `data_ptr` are
+        // initialised elements inside its storage, which it keeps alive for the borrow of `self`.
+        let bytes = unsafe { std::slice::from_raw_parts(self.contiguous.data_ptr() as *const u8, n) };
+        if cfg!(target_endian = "big") && self.contiguous.dtype().size() > 1 {
+            let mut v = bytes.to_vec();
+            v.chunks_exact_mut(self.contiguous.dtype().size()).for_each(<[u8]>::reverse);
+            Cow::Owned(v)
+        } else {
+            Cow::Borrowed(bytes)
+        }
+    }
+    fn data_len(&self) -> usize {
+        self.contiguous.numel() as usize * self.contiguous.dtype().size()
+    }
+}
 
 /// Serializes named tensors (any dtype, any strides; CPU only) and optional metadata into the
 /// bytes of a safetensors file. Names must be unique and not `"__metadata__"`.
 pub fn to_bytes<S: AsRef<str>>(tensors: &[(S, Tensor)], metadata: Option<&Metadata>) -> Result<Vec<u8>> {
     const OP: &str = "safetensors.save";
     let mut seen = BTreeSet::new();
+    let mut views = Vec::with_capacity(tensors.len());
     for (name, t) in tensors {
         let name = name.as_ref();
         if name == METADATA_KEY {
@@ -113,78 +142,35 @@ pub fn to_bytes<S: AsRef<str>>(tensors: &[(S, Tensor)], metadata: Option<&Metada
                 Error::device(format!("tensor {name:?} is on {}; only cpu tensors can be saved", t.device())).in_op(OP)
             );
         }
+        let contiguous = crate::autograd::no_grad(|| t.try_contiguous()).map_err(|e| e.in_op(OP))?;
+        let shape = t.sizes().iter().map(|&s| s as usize).collect();
+        views.push((name.to_string(), TensorBytes { dtype: to_format_dtype(t.dtype()), shape, contiguous }));
     }
-    let mut order: Vec<usize> = (0..tensors.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (ta, tb) = (&tensors[a], &tensors[b]);
-        write_rank(tb.1.dtype()).cmp(&write_rank(ta.1.dtype())).then_with(|| ta.0.as_ref().cmp(tb.0.as_ref()))
-    });
+    let bytes =
+        safetensors::serialize(views.iter().map(|(n, v)| (n.as_str(), v)), None).map_err(|e| format_err(OP, e))?;
+    Ok(match metadata {
+        Some(m) => with_metadata(bytes, m),
+        None => bytes,
+    })
+}
 
-    let json = |s: &str| serde_json::to_string(s).expect("a string always serializes to JSON");
-    let mut header = String::from("{");
-    if let Some(m) = metadata {
-        header.push_str(&json(METADATA_KEY));
-        header.push(':');
-        header.push_str(&serde_json::to_string(m).expect("a string map always serializes to JSON"));
-    }
-    let mut offset = 0usize;
-    for &i in &order {
-        let (name, t) = (&tensors[i].0, &tensors[i].1);
-        let nbytes = t.numel() as usize * t.dtype().size();
-        if header.len() > 1 {
-            header.push(',');
-        }
-        let shape: Vec<String> = t.sizes().iter().map(|s| s.to_string()).collect();
-        header.push_str(&format!(
-            "{}:{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}",
-            json(name.as_ref()),
-            dtype_name(t.dtype()),
-            shape.join(","),
-            offset,
-            offset + nbytes
-        ));
-        offset += nbytes;
-    }
-    header.push('}');
-    // Pad with spaces so that the data starts 8-byte aligned (the header length field is 8).
-    while header.len() % 8 != 0 {
-        header.push(' ');
-    }
-
-    let mut out = Vec::with_capacity(8 + header.len() + offset);
+/// Puts the metadata first in the header, where the crate puts it, with its keys sorted: the
+/// crate takes a `HashMap` and writes its keys in a different order on every run, and oxten's
+/// files are reproducible. The data offsets count from the end of the header, so they stay.
+fn with_metadata(bytes: Vec<u8>, metadata: &Metadata) -> Vec<u8> {
+    let n = u64::from_le_bytes(bytes[..8].try_into().expect("the crate writes the header length")) as usize;
+    let tensors = std::str::from_utf8(&bytes[8..8 + n]).expect("the crate writes a UTF-8 header").trim_end();
+    let json = serde_json::to_string(metadata).expect("a string map always serializes to JSON");
+    let rest = tensors.strip_prefix('{').expect("the header is a JSON object");
+    let sep = if rest == "}" { "" } else { "," };
+    let mut header = format!("{{{METADATA_KEY:?}:{json}{sep}{rest}");
+    // Pad with spaces so that the data starts 8-byte aligned, as the crate does.
+    header.extend(std::iter::repeat_n(' ', header.len().next_multiple_of(8) - header.len()));
+    let mut out = Vec::with_capacity(8 + header.len() + bytes.len() - 8 - n);
     out.extend_from_slice(&(header.len() as u64).to_le_bytes());
     out.extend_from_slice(header.as_bytes());
-    for &i in &order {
-        append_elements(&tensors[i].1, &mut out).map_err(|e| e.in_op(OP))?;
-    }
-    debug_assert_eq!(out.len(), 8 + header.len() + offset);
-    Ok(out)
-}
-
-/// Appends the elements of `t` in logical (row-major) order, little-endian.
-fn append_elements(t: &Tensor, out: &mut Vec<u8>) -> Result<()> {
-    let c = crate::autograd::no_grad(|| t.try_contiguous())?;
-    let size = c.dtype().size();
-    let n = c.numel() as usize * size;
-    if n == 0 {
-        return Ok(());
-    }
-    // SAFETY: `c` is a contiguous CPU tensor, so its `n` bytes from `data_ptr` are initialised
-    // elements inside its storage (checked by `Tensor::from_parts`), and `c` keeps the storage
-    // alive while the slice is used.
-    let bytes = unsafe { std::slice::from_raw_parts(c.data_ptr() as *const u8, n) };
-    let start = out.len();
-    out.extend_from_slice(bytes);
-    swap_to_or_from_le(&mut out[start..], size);
-    Ok(())
-}
-
-/// Converts elements of `size` bytes between native and little-endian order (a no-op on
-/// little-endian machines).
-fn swap_to_or_from_le(bytes: &mut [u8], size: usize) {
-    if cfg!(target_endian = "big") && size > 1 {
-        bytes.chunks_exact_mut(size).for_each(<[u8]>::reverse);
-    }
+    out.extend_from_slice(&bytes[8 + n..]);
+    out
 }
 
 /// Writes named tensors and optional metadata to a safetensors file (see [`to_bytes`]). The file
@@ -207,17 +193,8 @@ pub fn save<S: AsRef<str>>(path: impl AsRef<Path>, tensors: &[(S, Tensor)], meta
 // ----------------------------------------------------------------------------------------------
 // Reading
 
-/// One tensor of a parsed header.
-struct Entry {
-    name: String,
-    dtype: DType,
-    shape: Vec<i64>,
-    begin: usize,
-    end: usize,
-}
-
 /// The top-level JSON object as a list of pairs, so that duplicate keys can be detected
-/// (`serde_json::Value` keeps only the last one).
+/// (`serde_json::Value`, and the safetensors crate's header map, keep only the last one).
 struct Pairs(Vec<(String, serde_json::Value)>);
 
 impl<'de> serde::Deserialize<'de> for Pairs {
@@ -240,9 +217,17 @@ impl<'de> serde::Deserialize<'de> for Pairs {
     }
 }
 
-/// Parses and validates the header; returns the entries sorted by offset, the metadata and where
-/// the data buffer starts.
-fn parse_header(bytes: &[u8]) -> Result<(Vec<Entry>, Metadata, usize)> {
+/// One tensor of a checked header: its name and byte range in the data buffer.
+struct Span {
+    name: String,
+    begin: usize,
+    end: usize,
+}
+
+/// Checks the header of a file that may be untrusted, with messages that say exactly what is
+/// wrong (the safetensors crate, which then reads the file, gives terser ones and keeps the last
+/// of duplicate keys). Returns the metadata.
+fn check_header(bytes: &[u8]) -> Result<Metadata> {
     const OP: &str = "safetensors.load";
     let Some(len_bytes) = bytes.get(..8) else {
         return Err(err(OP, format!("the file is {} bytes long, too short for the 8-byte header length", bytes.len())));
@@ -264,7 +249,7 @@ fn parse_header(bytes: &[u8]) -> Result<(Vec<Entry>, Metadata, usize)> {
 
     let mut seen = BTreeSet::new();
     let mut metadata = BTreeMap::new();
-    let mut entries = Vec::with_capacity(pairs.len());
+    let mut spans = Vec::with_capacity(pairs.len());
     for (name, value) in pairs {
         if !seen.insert(name.clone()) {
             return Err(err(OP, format!("duplicate key {name:?} in the header")));
@@ -276,14 +261,14 @@ fn parse_header(bytes: &[u8]) -> Result<(Vec<Entry>, Metadata, usize)> {
                 metadata.insert(k.clone(), v.to_string());
             }
         } else {
-            entries.push(parse_entry(name, &value, data_len).map_err(|m| err(OP, m))?);
+            spans.push(check_entry(name, &value, data_len).map_err(|m| err(OP, m))?);
         }
     }
 
     // The byte ranges must tile the buffer: sorted by start, each begins where the last ended.
-    entries.sort_by_key(|e| (e.begin, e.end));
+    spans.sort_by_key(|e| (e.begin, e.end));
     let mut pos = 0usize;
-    for e in &entries {
+    for e in &spans {
         if e.begin != pos {
             let how = if e.begin < pos { "the byte ranges overlap" } else { "the data has a gap" };
             return Err(err(
@@ -299,21 +284,21 @@ fn parse_header(bytes: &[u8]) -> Result<(Vec<Entry>, Metadata, usize)> {
     if pos != data_len {
         return Err(err(OP, format!("the tensors cover {pos} bytes of data but the file holds {data_len}")));
     }
-    Ok((entries, metadata, data_start))
+    Ok(metadata)
 }
 
-/// Validates one tensor's header entry (`data_len`: bytes in the data buffer).
-fn parse_entry(name: String, value: &serde_json::Value, data_len: usize) -> std::result::Result<Entry, String> {
+/// Checks one tensor's header entry (`data_len`: bytes in the data buffer).
+fn check_entry(name: String, value: &serde_json::Value, data_len: usize) -> std::result::Result<Span, String> {
     let obj = value.as_object().ok_or_else(|| format!("entry of tensor {name:?} is not a JSON object"))?;
     let field = |k: &str| obj.get(k).ok_or_else(|| format!("tensor {name:?} has no {k:?}"));
 
-    let dtype = field("dtype")?.as_str().ok_or_else(|| format!("\"dtype\" of tensor {name:?} is not a string"))?;
-    let dtype = match dtype_from_name(dtype) {
-        Some(d) => d,
-        None if UNSUPPORTED_DTYPES.contains(&dtype) => {
-            return Err(format!("tensor {name:?} has dtype {dtype}, which oxten does not support"))
-        }
-        None => return Err(format!("tensor {name:?} has unknown dtype {dtype:?}")),
+    let dtype_value = field("dtype")?;
+    let dtype = dtype_value.as_str().ok_or_else(|| format!("\"dtype\" of tensor {name:?} is not a string"))?;
+    // The format's dtype names are the crate's `Dtype` variants.
+    let dtype = match serde_json::from_value::<Dtype>(dtype_value.clone()).map(from_format_dtype) {
+        Ok(Some(d)) => d,
+        Ok(None) => return Err(format!("tensor {name:?} has dtype {dtype}, which oxten does not support")),
+        Err(_) => return Err(format!("tensor {name:?} has unknown dtype {dtype:?}")),
     };
 
     let bad_shape = || format!("\"shape\" of tensor {name:?} is not a list of non-negative integers");
@@ -348,52 +333,96 @@ fn parse_entry(name: String, value: &serde_json::Value, data_len: usize) -> std:
             end - begin
         ));
     }
-    Ok(Entry { name, dtype, shape, begin, end })
+    Ok(Span { name, begin, end })
 }
 
-/// A fresh contiguous CPU tensor holding the little-endian elements in `bytes`.
-fn tensor_from_le_bytes(e: &Entry, bytes: &[u8]) -> Result<Tensor> {
-    if e.dtype == DType::Bool {
+/// The memory a file was mapped into, shared by the tensors that view it.
+type Mapping = Arc<memmap2::MmapMut>;
+
+/// Frees a tensor's share of a mapping ([`DataPtr`]'s deleter).
+///
+/// # Safety
+/// `ctx` is a pointer from `Arc::into_raw` on a [`Mapping`], released once.
+unsafe fn release_mapping(_ptr: *mut u8, _nbytes: usize, ctx: *mut ()) {
+    // SAFETY: the caller's contract: one `into_raw` share, given back once.
+    drop(unsafe { Arc::from_raw(ctx as *const memmap2::MmapMut) });
+}
+
+/// A CPU tensor of `dtype` and `shape` holding the little-endian elements `bytes`: a view into
+/// `mapping` when the bytes lie in it, aligned for the dtype, on a little-endian machine (no copy);
+/// a fresh copy otherwise.
+fn tensor_from_le_bytes(
+    name: &str,
+    dtype: DType,
+    shape: &[i64],
+    bytes: &[u8],
+    mapping: Option<&Mapping>,
+) -> Result<Tensor> {
+    if dtype == DType::Bool {
         if let Some(i) = bytes.iter().position(|&b| b > 1) {
             return Err(err(
                 "safetensors.load",
                 format!(
-                    "tensor {:?} of dtype BOOL holds the byte {} at element {i}; booleans must be 0 or 1",
-                    e.name, bytes[i]
+                    "tensor {name:?} of dtype BOOL holds the byte {} at element {i}; booleans must be 0 or 1",
+                    bytes[i]
                 ),
             ));
         }
+    }
+    let layout = TensorLayout::contiguous(shape)?;
+    let aligned = (bytes.as_ptr() as usize).is_multiple_of(dtype.size());
+    if let (Some(map), true, true, false) = (mapping, aligned, cfg!(target_endian = "little"), bytes.is_empty()) {
+        let ctx = Arc::into_raw(Arc::clone(map)) as *mut ();
+        // SAFETY: `bytes` lies inside the mapping (the caller's slice of it), which is a private
+        // copy-on-write mapping: writable, and writes never reach the file. The `Arc` share in
+        // `ctx` keeps it mapped until the deleter runs, once, when the storage dies. The bytes are
+        // valid elements of `dtype` (any bit pattern for the numeric dtypes; BOOL checked above).
+        let data =
+            unsafe { DataPtr::new(bytes.as_ptr() as *mut u8, bytes.len(), Device::Cpu, ctx, Some(release_mapping)) };
+        return Tensor::from_parts(Storage::from_data_ptr(data, Device::Cpu)?, dtype, layout);
     }
     let storage = Storage::new_deferred(bytes.len(), Device::Cpu)?;
     if !bytes.is_empty() {
         // SAFETY: the storage was just allocated with exactly `bytes.len()` bytes and nobody else
         // sees it; every byte is written before `assume_init`. The bytes are valid elements of
-        // `e.dtype`: any bit pattern is for the numeric dtypes, and BOOL bytes were checked to be
-        // 0 or 1 above.
+        // `dtype`: any bit pattern is for the numeric dtypes, and BOOL bytes were checked above.
         unsafe {
             let dst = storage.data_ptr_for_overwrite();
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len());
-            swap_to_or_from_le(std::slice::from_raw_parts_mut(dst, bytes.len()), e.dtype.size());
+            if cfg!(target_endian = "big") && dtype.size() > 1 {
+                std::slice::from_raw_parts_mut(dst, bytes.len())
+                    .chunks_exact_mut(dtype.size())
+                    .for_each(<[u8]>::reverse);
+            }
             storage.assume_init();
         }
     }
-    Tensor::from_parts(storage, e.dtype, TensorLayout::contiguous(&e.shape)?)
+    Tensor::from_parts(storage, dtype, layout)
+}
+
+/// Reads a checked file with the safetensors crate; `mapping`, when given, holds `bytes`.
+fn read_tensors(bytes: &[u8], mapping: Option<&Mapping>) -> Result<(NamedTensors, Metadata)> {
+    const OP: &str = "safetensors.load";
+    let metadata = check_header(bytes)?;
+    let file = SafeTensors::deserialize(bytes).map_err(|e| format_err(OP, e))?;
+    let mut tensors = file
+        .tensors()
+        .into_iter()
+        .map(|(name, view)| {
+            let dtype = from_format_dtype(view.dtype()).expect("check_header accepts only oxten's dtypes");
+            let shape: Vec<i64> = view.shape().iter().map(|&s| s as i64).collect();
+            let t = tensor_from_le_bytes(&name, dtype, &shape, view.data(), mapping)?;
+            Ok((name, t))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    tensors.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok((tensors, metadata))
 }
 
 /// Reads the tensors and the metadata of a safetensors file held in memory. Tensors come back
 /// sorted by name, each a fresh contiguous CPU tensor.
 pub fn from_bytes_with_metadata(bytes: &[u8]) -> Result<(NamedTensors, Metadata)> {
-    let (mut entries, metadata, data_start) = parse_header(bytes)?;
-    let data = &bytes[data_start..];
-    entries.sort_by(|a, b| a.name.cmp(&b.name));
-    let tensors = entries
-        .into_iter()
-        .map(|e| {
-            let t = tensor_from_le_bytes(&e, &data[e.begin..e.end])?;
-            Ok((e.name, t))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    Ok((tensors, metadata))
+    read_tensors(bytes, None)
 }
 
 /// Reads the tensors of a safetensors file held in memory, sorted by name.
@@ -401,10 +430,8 @@ pub fn from_bytes(bytes: &[u8]) -> Result<NamedTensors> {
     Ok(from_bytes_with_metadata(bytes)?.0)
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path)
-        .map_err(|e| Error::runtime(format!("cannot read {}: {e}", path.display())).in_op("safetensors.load"))
-}
+/// Files from this size on are memory-mapped by [`load`] rather than read.
+pub const MAP_THRESHOLD: u64 = 1 << 20;
 
 /// Names the file in an error about its contents.
 fn with_path(e: Error, path: &Path) -> Error {
@@ -412,9 +439,30 @@ fn with_path(e: Error, path: &Path) -> Error {
 }
 
 /// Reads the tensors and the metadata of a safetensors file (see [`from_bytes_with_metadata`]).
+///
+/// Files of [`MAP_THRESHOLD`] bytes or more are memory-mapped, copy-on-write: the tensors view
+/// the mapped pages (aligned ones; the reference writer aligns every tensor) instead of copies, so
+/// a large checkpoint is loaded without reading it all and writes to the tensors never reach the
+/// file. As with every memory-mapped file, another process must not truncate it meanwhile.
 pub fn load_with_metadata(path: impl AsRef<Path>) -> Result<(NamedTensors, Metadata)> {
     let path = path.as_ref();
-    from_bytes_with_metadata(&read_file(path)?).map_err(|e| with_path(e, path))
+    let io =
+        |e: std::io::Error| Error::runtime(format!("cannot read {}: {e}", path.display())).in_op("safetensors.load");
+    let file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    if len < MAP_THRESHOLD {
+        let bytes = std::fs::read(path).map_err(io)?;
+        return from_bytes_with_metadata(&bytes).map_err(|e| with_path(e, path));
+    }
+    // SAFETY: a private (copy-on-write) mapping of a file opened read-only: writes through it stay
+    // in this process. Like every mapped file it relies on no other process truncating the file
+    // while mapped (documented above).
+    let mut map = unsafe { memmap2::MmapOptions::new().map_copy(&file) }.map_err(io)?;
+    let ptr = map.as_mut_ptr();
+    let map = Arc::new(map);
+    // SAFETY: `ptr` is the start of the `len`-byte mapping `map` owns, alive for this borrow.
+    let bytes = unsafe { std::slice::from_raw_parts(ptr as *const u8, map.len()) };
+    read_tensors(bytes, Some(&map)).map_err(|e| with_path(e, path))
 }
 
 /// Reads the tensors of a safetensors file, sorted by name.

@@ -100,6 +100,24 @@ impl Storage {
         })))
     }
 
+    /// A storage over memory that something else allocated (a memory-mapped file, a buffer from
+    /// another library): `data` frees it, through its deleter, when the storage dies. Resizes
+    /// allocate from `device`'s allocator as usual. The bytes must be initialised.
+    pub fn from_data_ptr(data: DataPtr, device: Device) -> Result<Storage> {
+        let allocator = allocator_for(device)?;
+        Ok(Storage(Arc::new(StorageImpl {
+            device,
+            allocator,
+            data: AtomicPtr::new(data.get()),
+            nbytes: AtomicUsize::new(data.nbytes()),
+            first: data,
+            grown: Mutex::new(Vec::new()),
+            version: AtomicU64::new(0),
+            deferred: AtomicBool::new(false),
+            inline: InlineBuf(UnsafeCell::new([0; INLINE_BYTES])),
+        })))
+    }
+
     /// The allocator the storage's memory comes from.
     pub fn allocator(&self) -> &'static dyn Allocator {
         self.0.allocator

@@ -88,7 +88,7 @@ fn meta_tensors_run_meta_functions_only() {
     assert_eq!(cpu.strides(), m.strides());
     assert_eq!(m.strides(), [60, 1, 15, 3], "the first input's channels_last layout wins");
     // Reductions and views work on meta too.
-    let (v, i) = meta(&[5, 7], DType::BF16).max_dim(1);
+    let (v, i) = meta(&[5, 7], DType::BF16).max_dim(1, false);
     assert_eq!((v.sizes().to_vec(), v.dtype(), i.dtype()), (vec![5], DType::BF16, DType::I64));
     assert_eq!(meta(&[5, 7], DType::F32).t().strides(), [1, 7]);
 }
@@ -134,7 +134,7 @@ fn factories_reach_the_backend_named_by_device() {
 
 #[test]
 fn errors_name_the_operator_and_the_problem() {
-    let e = oxten::ones(&[2, 3]).try_sum_dim_intlist(Some(&[2])).unwrap_err();
+    let e = oxten::ones(&[2, 3]).try_sum_dim_intlist(Some(&[2]), false).unwrap_err();
     assert_eq!(
         e.to_string(),
         "sum.dim_IntList: Dimension out of range (expected to be in range of [-2, 1], but got 2)"

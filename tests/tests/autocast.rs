@@ -12,9 +12,7 @@ use oxten::autocast::{
 };
 use oxten::autograd::{apply_function, enable_grad, Function, FunctionCtx, Node, ThreadLocalState};
 use oxten::dispatch::{local_keys, DispatchKey};
-use oxten::options::{
-    AddmmOpts, Conv1dOpts, Conv2dOpts, Conv2dPaddingOpts, ConvTranspose2dInputOpts, LinearOpts, ProdOpts,
-};
+use oxten::options::{AddmmOpts, Conv1dOpts, ConvTranspose2dInputOpts, ProdOpts};
 use oxten::{DType, Device, Result, Scalar, Tensor};
 use oxten_tests::golden::{replay, Case};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -91,12 +89,12 @@ fn promote_cat_and_stack() {
     let _s = serial();
     let (h, f) = (randn(&[2, 3]).to_dtype(DType::BF16), randn(&[1, 3]));
     let _amp = AutocastGuard::new(CPU, DType::BF16);
-    assert_eq!(oxten::cat(&[h.clone(), f.clone()]).dtype(), DType::F32);
-    assert_eq!(oxten::cat(&[h.clone(), h.clone()]).dtype(), DType::BF16);
-    assert_eq!(oxten::cat(&[f.to_dtype(DType::F64), f.clone()]).dtype(), DType::F64);
-    assert_eq!(oxten::stack(&[h.clone(), h.clone()]).dtype(), DType::BF16);
+    assert_eq!(oxten::cat(&[h.clone(), f.clone()], 0).dtype(), DType::F32);
+    assert_eq!(oxten::cat(&[h.clone(), h.clone()], 0).dtype(), DType::BF16);
+    assert_eq!(oxten::cat(&[f.to_dtype(DType::F64), f.clone()], 0).dtype(), DType::F64);
+    assert_eq!(oxten::stack(&[h.clone(), h.clone()], 0).dtype(), DType::BF16);
     let half = h.to_dtype(DType::F16);
-    let e = oxten::try_cat(&[half.clone(), half]).unwrap_err();
+    let e = oxten::try_cat(&[half.clone(), half], 0).unwrap_err();
     assert!(e.to_string().contains("Unexpected floating ScalarType in at::autocast::prioritize"), "{e}");
     assert!(e.to_string().starts_with("cat"), "errors name the operator: {e}");
 }
@@ -237,8 +235,8 @@ fn a_weight_reused_in_a_region_is_cast_once_and_the_cache_empties_on_exit() {
     let want = x1
         .to_dtype(DType::BF16)
         .to_dtype(DType::F32)
-        .sum_dim_intlist(Some(&[0]))
-        .add(&x2.to_dtype(DType::BF16).to_dtype(DType::F32).sum_dim_intlist(Some(&[0])));
+        .sum_dim_intlist(Some(&[0]), false)
+        .add(&x2.to_dtype(DType::BF16).to_dtype(DType::F32).sum_dim_intlist(Some(&[0]), false));
     let (g, want) = (g.to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
     for k in 0..4 {
         assert!((g[k * 5] - want[k]).abs() <= 2e-2 * want[k].abs().max(1.0), "{} vs {}", g[k * 5], want[k]);
@@ -366,16 +364,10 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         "matmul" => one(t(0).try_matmul(t(1))),
         "linear" => {
             let bias = c.args.get(2).map(|_| t(2));
-            one(oxten::try_linear_with(t(0), t(1), LinearOpts { bias }))
+            one(oxten::try_linear(t(0), t(1), bias))
         }
-        "conv2d" => one(oxten::try_conv2d_with(
-            t(0),
-            t(1),
-            Conv2dOpts { bias: Some(t(2)), padding: &[1, 1], ..Default::default() },
-        )),
-        "conv2d_same" => {
-            one(oxten::try_conv2d_padding_with(t(0), t(1), Conv2dPaddingOpts { padding: "same", ..Default::default() }))
-        }
+        "conv2d" => one(oxten::try_conv2d(t(0), t(1), Some(t(2)), &[1, 1], &[1, 1])),
+        "conv2d_same" => one(oxten::try_conv2d_padding(t(0), t(1), None, &[1, 1], "same")),
         "conv1d" => one(oxten::try_conv1d_with(t(0), t(1), Conv1dOpts { stride: &[2], ..Default::default() })),
         "conv_transpose2d" => one(oxten::try_conv_transpose2d_input_with(
             t(0),
@@ -391,9 +383,9 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         "prod_dtype" => one(t(0).try_prod_with(ProdOpts { dtype: Some(DType::BF16) })),
         "cat" => {
             let dim = c.int("dim").unwrap_or(0);
-            one(oxten::try_cat_with(&[t(0).clone(), t(1).clone()], oxten::options::CatOpts { dim }))
+            one(oxten::try_cat(&[t(0).clone(), t(1).clone()], dim))
         }
-        "stack" => one(oxten::try_stack(&[t(0).clone(), t(1).clone()])),
+        "stack" => one(oxten::try_stack(&[t(0).clone(), t(1).clone()], 0)),
         "sum" => one(t(0).try_sum()),
         "relu" => one(t(0).try_relu()),
         "softmax" => one(t(0).try_softmax(1)),
@@ -404,16 +396,11 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
             Ok(vec![out])
         }
         "net" => {
-            let h = oxten::try_conv2d_with(
-                t(0),
-                t(1),
-                Conv2dOpts { bias: Some(t(2)), padding: &[1, 1], ..Default::default() },
-            )?;
+            let h = oxten::try_conv2d(t(0), t(1), Some(t(2)), &[1, 1], &[1, 1])?;
             let (rm, rv) = (oxten::zeros(&[4]), oxten::ones(&[4]));
             let h = oxten::try_batch_norm(&h, Some(t(3)), Some(t(4)), Some(&rm), Some(&rv), true, 0.1, 1e-5, false)?;
-            let h = oxten::try_max_pool2d(&h.try_relu()?, &[2, 2])?
-                .try_flatten_with(oxten::options::FlattenOpts { start_dim: 1, ..Default::default() })?;
-            let logits = oxten::try_linear_with(&h, t(5), LinearOpts { bias: Some(t(6)) })?;
+            let h = oxten::try_max_pool2d(&h.try_relu()?, &[2, 2])?.try_flatten(1)?;
+            let logits = oxten::try_linear(&h, t(5), Some(t(6)))?;
             let loss = oxten::try_cross_entropy_loss(&logits, t(7))?;
             Ok(vec![logits, loss])
         }

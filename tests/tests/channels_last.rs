@@ -14,8 +14,8 @@ use oxten::nn::{
     AdaptiveAvgPool2d, AvgPool2d, BatchNorm2d, Conv2d, Flatten, Linear, MaxPool2d, Module, ReLU, Sequential,
 };
 use oxten::options::{
-    AvgPool2dOpts, ContiguousOpts, Conv2dOpts, DeepCloneOpts, EluOpts, FlattenOpts, GeluOpts, GroupNormOpts,
-    HardtanhOpts, LeakyReluOpts, LinearOpts, MaxPool2dOpts, MeanDimOpts, SoftplusOpts,
+    AvgPool2dOpts, ContiguousOpts, Conv2dOpts, DeepCloneOpts, EluOpts, FlattenOpts, GeluOpts, HardtanhOpts,
+    MaxPool2dOpts, MeanDimOpts, SoftplusOpts,
 };
 use oxten::{DType, MemoryFormat, Result, Scalar, Tensor};
 use oxten_tests::golden::{replay_with, Case, ReplayOpts};
@@ -41,7 +41,7 @@ fn run_op(c: &Case) -> Result<Vec<Tensor>> {
         "gelu" => one(t(0).try_gelu()),
         "gelu_tanh" => one(t(0).try_gelu_with(GeluOpts { approximate: "tanh" })),
         "silu" => one(t(0).try_silu()),
-        "leaky_relu" => one(oxten::try_leaky_relu_with(t(0), LeakyReluOpts { negative_slope: Scalar::Float(0.1) })),
+        "leaky_relu" => one(oxten::try_leaky_relu(t(0), Scalar::Float(0.1))),
         "hardtanh" => one(oxten::try_hardtanh_with(
             t(0),
             HardtanhOpts { min_val: Scalar::Float(-0.5), max_val: Scalar::Float(0.75) },
@@ -87,13 +87,10 @@ fn run_op(c: &Case) -> Result<Vec<Tensor>> {
             one(oxten::try_conv2d_with(
                 t(0),
                 t(1),
-                Conv2dOpts {
-                    bias,
-                    stride: &ints("stride"),
-                    padding: &ints("padding"),
-                    dilation: &[1, 1],
-                    groups: c.int("groups").unwrap(),
-                },
+                bias,
+                &ints("stride"),
+                &ints("padding"),
+                Conv2dOpts { dilation: &[1, 1], groups: c.int("groups").unwrap() },
             ))
         }
         "max_pool2d" => one(oxten::try_max_pool2d_with(
@@ -122,17 +119,11 @@ fn run_op(c: &Case) -> Result<Vec<Tensor>> {
                 false,
             ))
         }
-        "group_norm" => one(oxten::try_group_norm_with(
-            t(0),
-            c.int("groups").unwrap(),
-            GroupNormOpts { weight: Some(t(1)), bias: Some(t(2)), ..Default::default() },
-        )),
+        "group_norm" => one(oxten::try_group_norm(t(0), c.int("groups").unwrap(), Some(t(1)), Some(t(2)))),
         "softmax" => one(t(0).try_softmax(c.int("dim").unwrap())),
         "log_softmax" => one(t(0).try_log_softmax(c.int("dim").unwrap())),
-        "mean_dim" => {
-            one(t(0).try_mean_dim_with(Some(&ints("dim")), MeanDimOpts { keepdim: c.flag("keepdim"), dtype: None }))
-        }
-        "flatten" => one(t(0).try_flatten_with(FlattenOpts { start_dim: c.int("start").unwrap(), end_dim: -1 })),
+        "mean_dim" => one(t(0).try_mean_dim_with(Some(&ints("dim")), c.flag("keepdim"), MeanDimOpts { dtype: None })),
+        "flatten" => one(t(0).try_flatten_with(c.int("start").unwrap(), FlattenOpts { end_dim: -1 })),
         "empty_like" => one(oxten::try_zeros_like(t(0))),
         other => panic!("case at line {}: no runner for op {other}", c.line),
     }
@@ -253,11 +244,7 @@ type Record = Vec<(String, Tensor)>;
 fn cnn(x: &Tensor, p: &Params, training: bool, rec: &mut Record) -> Result<Tensor> {
     let mut r = |name: &str, t: &Tensor| rec.push((name.to_string(), t.clone()));
     let conv = |x: &Tensor, w: &Tensor, b: Option<&Tensor>, stride: i64, padding: i64, groups: i64| {
-        oxten::try_conv2d_with(
-            x,
-            w,
-            Conv2dOpts { bias: b, stride: &[stride; 2], padding: &[padding; 2], dilation: &[1, 1], groups },
-        )
+        oxten::try_conv2d_with(x, w, b, &[stride; 2], &[padding; 2], Conv2dOpts { dilation: &[1, 1], groups })
     };
     let h = conv(x, &p.w1, Some(&p.b1), 1, 1, 1)?;
     r("conv1", &h);
@@ -282,7 +269,7 @@ fn cnn(x: &Tensor, p: &Params, training: bool, rec: &mut Record) -> Result<Tenso
     r("gelu", &h);
     let h = h.try_silu()?;
     r("silu", &h);
-    let h = oxten::try_leaky_relu_with(&h, LeakyReluOpts { negative_slope: Scalar::Float(0.1) })?;
+    let h = oxten::try_leaky_relu(&h, Scalar::Float(0.1))?;
     r("leaky_relu", &h);
     let h = oxten::try_hardtanh_with(&h, HardtanhOpts { min_val: Scalar::Float(-1.0), max_val: Scalar::Float(0.9) })?;
     r("hardtanh", &h);
@@ -302,9 +289,9 @@ fn cnn(x: &Tensor, p: &Params, training: bool, rec: &mut Record) -> Result<Tenso
     let h = oxten::try_adaptive_avg_pool2d(&h, &[2, 2])?;
     r("adaptive", &h);
     r("adaptive1", &oxten::try_adaptive_avg_pool2d(&h, &[1, 1])?);
-    let h = h.try_flatten_with(FlattenOpts { start_dim: 1, end_dim: -1 })?;
+    let h = h.try_flatten_with(1, FlattenOpts { end_dim: -1 })?;
     r("flatten", &h);
-    let h = oxten::try_linear_with(&h, &p.wl, LinearOpts { bias: Some(&p.bl) })?;
+    let h = oxten::try_linear(&h, &p.wl, Some(&p.bl))?;
     r("linear", &h);
     Ok(h)
 }

@@ -36,8 +36,8 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
     match c.op.as_str() {
         "conv2d" => {
             let (s, p, d) = (ints("stride"), ints("padding"), ints("dilation"));
-            let opts = Conv2dOpts { bias, stride: &s, padding: &p, dilation: &d, groups: int("groups") };
-            one(oxten::try_conv2d_with(t(0), t(1), opts))
+            let opts = Conv2dOpts { dilation: &d, groups: int("groups") };
+            one(oxten::try_conv2d_with(t(0), t(1), bias, &s, &p, opts))
         }
         "conv1d" => {
             let (s, p, d) = (ints("stride"), ints("padding"), ints("dilation"));
@@ -47,8 +47,8 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         "conv2d_padding" => {
             let (s, d) = (ints("stride"), ints("dilation"));
             let padding = c.attr("padding").unwrap();
-            let opts = Conv2dPaddingOpts { bias, stride: &s, padding, dilation: &d, groups: int("groups") };
-            one(oxten::try_conv2d_padding_with(t(0), t(1), opts))
+            let opts = Conv2dPaddingOpts { dilation: &d, groups: int("groups") };
+            one(oxten::try_conv2d_padding_with(t(0), t(1), bias, &s, padding, opts))
         }
         "conv1d_padding" => {
             let (s, d) = (ints("stride"), ints("dilation"));
@@ -160,8 +160,8 @@ fn meta(sizes: &[i64]) -> Tensor {
 fn meta_tensors_get_shapes_and_strides() {
     let x = cl(&meta(&[2, 4, 9, 9]));
     let w = meta(&[6, 2, 3, 3]);
-    let opts = Conv2dOpts { stride: &[2], padding: &[1], groups: 2, ..Default::default() };
-    let y = oxten::conv2d_with(&x, &w, opts);
+    let opts = Conv2dOpts { groups: 2, ..Default::default() };
+    let y = oxten::conv2d_with(&x, &w, None, &[2], &[1], opts);
     assert!(y.is_meta());
     assert_eq!(&y.sizes()[..], &[2, 6, 5, 5]);
     assert_eq!(&y.strides()[..], &[150, 1, 30, 6]);
@@ -222,7 +222,7 @@ fn gradients_flow_through_the_composites() {
         .unwrap()
         .requires_grad_(true);
     let b = Tensor::from_vec(vec![0.1f32, -0.2, 0.3, 0.0], &[4]).unwrap().requires_grad_(true);
-    let y = oxten::conv2d_with(&x, &w, Conv2dOpts { bias: Some(&b), padding: &[1], ..Default::default() });
+    let y = oxten::conv2d(&x, &w, Some(&b), &[1, 1], &[1]);
     assert!(y.is_contiguous_as(MemoryFormat::ChannelsLast));
     let p = oxten::max_pool2d(&y.relu(), &[2]);
     let s = oxten::adaptive_avg_pool2d(&p, &[1, 1]).sum();

@@ -171,7 +171,7 @@ mod gpu {
         ("sigmoid", |a| a.sigmoid()),
         ("silu", |a| a.silu()),
         ("relu", |a| a.relu()),
-        ("leaky_relu", |a| oxten::leaky_relu(a)),
+        ("leaky_relu", |a| oxten::leaky_relu(a, 0.01)),
         ("softplus", |a| oxten::softplus(a)),
         ("add_scalar", |a| a.add_scalar(2.5)),
         ("mul_scalar", |a| a.mul_scalar(3)),
@@ -290,22 +290,22 @@ mod gpu {
             assert_close(&g.sum(), &x.sum(), &format!("sum {dtype:?}"));
             for dims in [&[0i64][..], &[1], &[2], &[0, 2], &[-1, 0]] {
                 assert_close(
-                    &g.sum_dim_intlist(Some(dims)),
-                    &x.sum_dim_intlist(Some(dims)),
+                    &g.sum_dim_intlist(Some(dims), false),
+                    &x.sum_dim_intlist(Some(dims), false),
                     &format!("sum {dims:?} {dtype:?}"),
                 );
             }
             let t = x.transpose(0, 2);
             assert_close(
-                &t.to_device(GPU).sum_dim_intlist(Some(&[1])),
-                &t.sum_dim_intlist(Some(&[1])),
+                &t.to_device(GPU).sum_dim_intlist(Some(&[1]), false),
+                &t.sum_dim_intlist(Some(&[1]), false),
                 "sum transposed",
             );
         }
         // Long rows take two passes.
         let x = rand(&[3, 1 << 18], DType::F32, 13);
-        let want = x.to_dtype(DType::F64).sum_dim_intlist(Some(&[1])).to_dtype(DType::F32);
-        let got = x.to_device(GPU).sum_dim_intlist(Some(&[1]));
+        let want = x.to_dtype(DType::F64).sum_dim_intlist(Some(&[1]), false).to_dtype(DType::F32);
+        let got = x.to_device(GPU).sum_dim_intlist(Some(&[1]), false);
         let (g, w) = (got.to_vec::<f32>().unwrap(), want.to_vec::<f32>().unwrap());
         for (a, b) in g.iter().zip(&w) {
             assert!((a - b).abs() <= 1e-2 * b.abs().max(1.0), "two-pass sum: {a} vs {b}");
@@ -382,9 +382,9 @@ mod gpu {
     type Reduce = fn(&Tensor) -> Tensor;
 
     const REDUCTIONS: &[(&str, Reduce)] = &[
-        ("mean", |x| x.mean_dim(Some(&[1]))),
-        ("mean all", |x| x.mean_dim(None)),
-        ("amax", |x| x.amax_with(oxten::options::AmaxOpts { dim: &[0, 2], keepdim: true })),
+        ("mean", |x| x.mean_dim(Some(&[1]), false)),
+        ("mean all", |x| x.mean_dim(None, false)),
+        ("amax", |x| x.amax(&[0, 2], true)),
         ("amin", |x| x.amin()),
         ("prod", |x| x.prod_dim_int(2)),
         ("prod all", |x| x.prod()),
@@ -396,17 +396,17 @@ mod gpu {
             })
         }),
         ("std all", |x| x.std_correction()),
-        ("max.dim values", |x| x.max_dim(1).0),
-        ("max.dim indices", |x| x.max_dim(1).1),
-        ("min.dim indices", |x| x.min_dim(0).1),
-        ("argmax", |x| x.argmax()),
-        ("argmin dim", |x| x.argmin_with(oxten::options::ArgminOpts { dim: Some(-1), keepdim: true })),
+        ("max.dim values", |x| x.max_dim(1, false).0),
+        ("max.dim indices", |x| x.max_dim(1, false).1),
+        ("min.dim indices", |x| x.min_dim(0, false).1),
+        ("argmax", |x| x.argmax(None, false)),
+        ("argmin dim", |x| x.argmin(Some(-1), true)),
         ("all", |x| x.all()),
-        ("any dim", |x| x.any_dim(2)),
-        ("all dims []", |x| x.all_dims_with(oxten::options::AllDimsOpts { dim: Some(&[]), keepdim: false })),
+        ("any dim", |x| x.any_dim(2, false)),
+        ("all dims []", |x| x.all_dims(Some(&[]), false)),
         ("cumsum 0", |x| x.cumsum(0)),
         ("cumsum 2", |x| x.cumsum(2)),
-        ("logsumexp", |x| x.logsumexp(&[1])),
+        ("logsumexp", |x| x.logsumexp(&[1], false)),
         ("norm", |x| x.norm_scalar()),
         ("softmax", |x| x.softmax(1)),
         ("log_softmax last", |x| x.log_softmax(-1)),
@@ -457,17 +457,13 @@ mod gpu {
         }
         // Ties pick the first index; NaN wins.
         let t = Tensor::from_vec(vec![1.0f32, 3.0, 3.0, f32::NAN, 2.0, f32::NAN], &[2, 3]).unwrap();
-        assert_close(
-            &t.to_device(GPU).argmax_with(oxten::options::ArgmaxOpts { dim: Some(1), keepdim: false }),
-            &t.argmax_with(oxten::options::ArgmaxOpts { dim: Some(1), keepdim: false }),
-            "argmax ties/NaN",
-        );
-        assert_close(&t.to_device(GPU).amax(), &t.amax(), "amax NaN");
+        assert_close(&t.to_device(GPU).argmax(Some(1), false), &t.argmax(Some(1), false), "argmax ties/NaN");
+        assert_close(&t.to_device(GPU).amax(&[], false), &t.amax(&[], false), "amax NaN");
         // Empty reductions give the identities.
         let e = oxten::zeros_with(&[3, 0], oxten::options::ZerosOpts { device: Some(GPU), ..Default::default() });
-        assert_eq!(e.sum_dim_intlist(Some(&[1])).to_vec::<f32>().unwrap(), vec![0.0; 3]);
+        assert_eq!(e.sum_dim_intlist(Some(&[1]), false).to_vec::<f32>().unwrap(), vec![0.0; 3]);
         assert_eq!(e.prod_dim_int(1).to_vec::<f32>().unwrap(), vec![1.0; 3]);
-        assert!(e.mean_dim(Some(&[1])).to_vec::<f32>().unwrap().iter().all(|v| v.is_nan()));
+        assert!(e.mean_dim(Some(&[1]), false).to_vec::<f32>().unwrap().iter().all(|v| v.is_nan()));
         // A long scan crosses many chunks.
         let long = rand(&[2, 5000], DType::F64, 23);
         assert_close(&long.to_device(GPU).cumsum(1), &long.cumsum(1), "cumsum 5000");
@@ -528,14 +524,10 @@ mod gpu {
         assert_close(&g.gather(1, &gi.to_device(GPU)), &x.gather(1, &gi), "gather");
         let parts = [x.narrow(0, 0, 2), x.narrow(0, 2, 4)];
         let gparts: Vec<Tensor> = parts.iter().map(|t| t.to_device(GPU)).collect();
+        assert_close(&oxten::cat(&gparts, 0), &oxten::cat(&parts, 0), "cat");
         assert_close(
-            &oxten::cat_with(&gparts, oxten::options::CatOpts { dim: 0 }),
-            &oxten::cat_with(&parts, oxten::options::CatOpts { dim: 0 }),
-            "cat",
-        );
-        assert_close(
-            &oxten::stack(&gparts[..1].iter().chain(&gparts[..1]).cloned().collect::<Vec<_>>()),
-            &oxten::stack(&[parts[0].clone(), parts[0].clone()]),
+            &oxten::stack(&gparts[..1].iter().chain(&gparts[..1]).cloned().collect::<Vec<_>>(), 0),
+            &oxten::stack(&[parts[0].clone(), parts[0].clone()], 0),
             "stack",
         );
         // Embedding forward and backward (repeated indices accumulate).
@@ -575,8 +567,8 @@ mod gpu {
             close(&a2.to_device(GPU).mv(&v.to_device(GPU)), &a2.mv(&v), "mv");
             close(&v.to_device(GPU).dot(&v.to_device(GPU)), &v.dot(&v), "dot");
             close(
-                &oxten::linear(&a2.to_device(GPU), &b2.t().contiguous().to_device(GPU)),
-                &oxten::linear(&a2, &b2.t().contiguous()),
+                &oxten::linear(&a2.to_device(GPU), &b2.t().contiguous().to_device(GPU), None),
+                &oxten::linear(&a2, &b2.t().contiguous(), None),
                 "linear",
             );
         }
@@ -616,7 +608,7 @@ mod gpu {
         let x = rand(&[32, 12], DType::F32, 32);
         let y = Tensor::from_vec((0..32).map(|i| (i % 5) as i64).collect::<Vec<_>>(), &[32]).unwrap();
         let w0 = rand(&[5, 12], DType::F32, 33).mul_scalar(0.1);
-        let logp = |x: &Tensor, w: &Tensor| oxten::linear(x, w).log_softmax(1);
+        let logp = |x: &Tensor, w: &Tensor| oxten::linear(x, w, None).log_softmax(1);
         assert_close(&logp(&x.to_device(GPU), &w0.to_device(GPU)), &logp(&x, &w0), "log-probabilities");
         let run = |dev: Device| {
             // A fresh copy: `to_device` to the CPU would return `w0` itself, and the SGD steps
@@ -625,7 +617,7 @@ mod gpu {
             let (x, y) = (x.to_device(dev), y.to_device(dev));
             let mut losses = Vec::new();
             for step in 0..2 {
-                let logits = oxten::linear(&x, &w);
+                let logits = oxten::linear(&x, &w, None);
                 if step == 0 {
                     assert_eq!(logits.device(), dev);
                 }

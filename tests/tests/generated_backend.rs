@@ -224,9 +224,9 @@ fn other_ops_fall_back_to_the_cpu_and_come_back() {
     let e = t.exp();
     assert_eq!(e.device(), TOY);
     assert_eq!(e.cpu().to_vec::<f32>().unwrap(), x.exp().to_vec::<f32>().unwrap());
-    let (v, i) = t.max_dim(1);
+    let (v, i) = t.max_dim(1, false);
     assert_eq!((v.device(), i.device()), (TOY, TOY));
-    assert_eq!(i.cpu().to_vec::<i64>().unwrap(), x.max_dim(1).1.to_vec::<i64>().unwrap());
+    assert_eq!(i.cpu().to_vec::<i64>().unwrap(), x.max_dim(1, false).1.to_vec::<i64>().unwrap());
     // In place: the toy tensor itself is updated and returned.
     let y = x.to_device(TOY);
     let r = y.sub_(&x.to_device(TOY).mul_scalar(0.5));
@@ -255,7 +255,7 @@ fn an_mlp_trains_on_the_toy_device_like_on_the_cpu() {
         let xd = x.to_device(dev);
         let mut losses = Vec::new();
         for _ in 0..3 {
-            let loss = xd.mm(&w1).relu().mm(&w2).mul(&xd.mm(&w1).relu().mm(&w2)).mean_dim(None);
+            let loss = xd.mm(&w1).relu().mm(&w2).mul(&xd.mm(&w1).relu().mm(&w2)).mean_dim(None, false);
             loss.backward();
             losses.push(loss.cpu().to_vec::<f32>().unwrap()[0]);
             oxten::autograd::no_grad(|| {
@@ -289,7 +289,7 @@ fn the_backends_own_autograd_kernel_records_its_node() {
     // d(sum(a * b))/da = b (broadcast), /db = column sums of a.
     let (ga, gb) = (ta.grad().unwrap().cpu(), tb.grad().unwrap().cpu());
     assert_eq!(ga.to_vec::<f32>().unwrap(), b.expand(&[3, 4]).contiguous().to_vec::<f32>().unwrap());
-    assert_eq!(gb.to_vec::<f32>().unwrap(), a.sum_dim_intlist(Some(&[0])).to_vec::<f32>().unwrap());
+    assert_eq!(gb.to_vec::<f32>().unwrap(), a.sum_dim_intlist(Some(&[0]), false).to_vec::<f32>().unwrap());
     // CPU tensors keep oxten's generated node; other toy ops keep it too.
     let c = a.requires_grad_(true).mul(&b);
     assert_eq!(c.grad_fn().unwrap().name(), "MulBackward0");

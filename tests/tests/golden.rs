@@ -1,7 +1,7 @@
 //! Replays tests/golden/core_ops.txt — PyTorch's outputs (values, dtype, shape, strides) and error
 //! messages for the core operators, recorded by scripts/golden.py — through oxten.
 
-use oxten::options::{ClampOpts, GeluOpts, MaxDimOpts, SumDimIntlistOpts};
+use oxten::options::{ClampOpts, GeluOpts, SumDimIntlistOpts};
 use oxten::{Result, Scalar, Tensor};
 use oxten_tests::golden::{replay, scalar_attr, Case};
 
@@ -60,19 +60,19 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         "sum" => one(t(0).try_sum()),
         "sum_dim" => {
             let d = dim_list();
-            one(t(0).try_sum_dim_intlist_with(d.as_deref(), SumDimIntlistOpts { keepdim, dtype: None }))
+            one(t(0).try_sum_dim_intlist_with(d.as_deref(), keepdim, SumDimIntlistOpts { dtype: None }))
         }
         "mean_dim" => {
             let d = dim_list();
-            one(t(0).try_mean_dim_with(d.as_deref(), oxten::options::MeanDimOpts { keepdim, dtype: None }))
+            one(t(0).try_mean_dim_with(d.as_deref(), keepdim, oxten::options::MeanDimOpts { dtype: None }))
         }
-        "amax" => one(t(0).try_amax_with(oxten::options::AmaxOpts { dim: &dim_list().unwrap(), keepdim })),
+        "amax" => one(t(0).try_amax(&dim_list().unwrap(), keepdim)),
         "amin" => one(t(0).try_amin_with(oxten::options::AminOpts { dim: &dim_list().unwrap(), keepdim })),
         "max_dim" => {
-            let (v, i) = t(0).try_max_dim_with(dim_list().unwrap()[0], MaxDimOpts { keepdim })?;
+            let (v, i) = t(0).try_max_dim(dim_list().unwrap()[0], keepdim)?;
             Ok(vec![v, i])
         }
-        "argmax" => one(t(0).try_argmax_with(oxten::options::ArgmaxOpts { dim: dim_list().map(|d| d[0]), keepdim })),
+        "argmax" => one(t(0).try_argmax(dim_list().map(|d| d[0]), keepdim)),
         "mm" => one(t(0).try_mm(t(1))),
         other => panic!("case at line {}: no runner for op {other}", c.line),
     }

@@ -161,11 +161,11 @@ fn ties_split_the_gradient_like_pytorch() {
     assert_eq!(b.grad().unwrap().to_vec::<f64>().unwrap(), [0.5, 1.0, 0.0]);
     // amax: shared evenly between the maxima.
     let x = leaf(&[3.0, 1.0, 3.0, 3.0]);
-    x.amax().backward();
+    x.amax(&[], false).backward();
     let third = 1.0 / 3.0;
     assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), [third, 0.0, third, third]);
     // max.dim: all of it to the selected index.
     let y = leaf(&[1.0, 4.0, 2.0]);
-    y.max_dim(0).0.backward();
+    y.max_dim(0, false).0.backward();
     assert_eq!(y.grad().unwrap().to_vec::<f64>().unwrap(), [0.0, 1.0, 0.0]);
 }

@@ -37,20 +37,20 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
     let ints = |k: &str| c.ints(k).unwrap();
     let one = |r: Result<Tensor>| r.map(|t| vec![t]);
     match c.op.as_str() {
-        "cat" => one(oxten::try_cat_with(&ts, CatOpts { dim: int("dim") })),
+        "cat" => one(oxten::try_cat(&ts, int("dim"))),
         "cat_out" => {
             let (ins, out) = ts.split_at(ts.len() - 1);
             one(oxten::try_cat_out_with(ins, &out[0], CatOutOpts { dim: int("dim") }))
         }
-        "stack" => one(oxten::try_stack_with(&ts, StackOpts { dim: int("dim") })),
+        "stack" => one(oxten::try_stack(&ts, int("dim"))),
         "stack_out" => {
             let (ins, out) = ts.split_at(ts.len() - 1);
             one(oxten::try_stack_out_with(ins, &out[0], StackOutOpts { dim: int("dim") }))
         }
-        "split" => t(0).try_split_with(int("split_size"), SplitOpts { dim: int("dim") }),
-        "split_with_sizes" => t(0).try_split_with_sizes_with(&ints("sizes"), SplitWithSizesOpts { dim: int("dim") }),
-        "chunk" => t(0).try_chunk_with(int("chunks"), ChunkOpts { dim: int("dim") }),
-        "flatten" => one(t(0).try_flatten_with(FlattenOpts { start_dim: int("start"), end_dim: int("end") })),
+        "split" => t(0).try_split(int("split_size"), int("dim")),
+        "split_with_sizes" => t(0).try_split_with_sizes(&ints("sizes"), int("dim")),
+        "chunk" => t(0).try_chunk(int("chunks"), int("dim")),
+        "flatten" => one(t(0).try_flatten_with(int("start"), FlattenOpts { end_dim: int("end") })),
         "unflatten" => one(t(0).try_unflatten(int("dim"), &ints("sizes"))),
         "index_select" => one(t(0).try_index_select(int("dim"), t(1))),
         "index_select_out" => one(oxten::try_index_select_out(t(0), int("dim"), t(1), t(2))),
@@ -77,7 +77,7 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
             one(oxten::try_embedding_dense_backward(t(0), t(1), int("num_weights"), int("padding_idx"), c.flag("freq")))
         }
         "repeat" => one(t(0).try_repeat(&ints("repeats"))),
-        "roll" => one(t(0).try_roll_with(&ints("shifts"), RollOpts { dims: &ints("dims") })),
+        "roll" => one(t(0).try_roll(&ints("shifts"), &ints("dims"))),
         "flip" => one(t(0).try_flip(&ints("dims"))),
         "tril" => one(t(0).try_tril_with(TrilOpts { diagonal: int("diagonal") })),
         "triu" => one(t(0).try_triu_with(TriuOpts { diagonal: int("diagonal") })),
@@ -117,11 +117,11 @@ fn long(v: &[i64]) -> Tensor {
 #[test]
 fn split_chunk_flatten_unflatten_return_views() {
     let x = arange(12, &[4, 3]);
-    let parts = x.split(3);
+    let parts = x.split(3, 0);
     assert_eq!(parts.len(), 2);
-    let parts2 = x.split_with_sizes(&[1, 3]);
-    let chunks = x.chunk(2);
-    let flat = x.flatten();
+    let parts2 = x.split_with_sizes(&[1, 3], 0);
+    let chunks = x.chunk(2, 0);
+    let flat = x.flatten(0);
     let unflat = x.unflatten(0, &[2, 2]);
     for v in parts.iter().chain(&parts2).chain(&chunks).chain([&flat, &unflat]) {
         assert!(v.storage().is_alias_of(x.storage()), "not a view");
@@ -131,9 +131,9 @@ fn split_chunk_flatten_unflatten_return_views() {
     assert_eq!(x.to_vec::<f32>().unwrap()[9..], [-1.0, -1.0, -1.0]);
     // flatten of a non-contiguous tensor has to copy, as in PyTorch.
     let t = x.t();
-    assert!(!t.flatten().storage().is_alias_of(x.storage()));
+    assert!(!t.flatten(0).storage().is_alias_of(x.storage()));
     // flatten of a single dim is the tensor itself.
-    assert!(x.flatten_with(FlattenOpts { start_dim: 1, end_dim: 1 }).is_same(&x));
+    assert!(x.flatten_with(1, FlattenOpts { end_dim: 1 }).is_same(&x));
 }
 
 #[test]
@@ -141,8 +141,8 @@ fn meta_tensors_get_shapes_without_data() {
     let m = |s: &[i64]| oxten::empty_with(s, EmptyOpts { device: Some(Device::Meta), ..Default::default() });
     let a = m(&[2, 3]);
     let b = m(&[4, 3]);
-    assert_eq!(oxten::cat(&[a.clone(), b.clone()]).sizes(), [6, 3]);
-    assert_eq!(oxten::stack(&[a.clone(), a.clone()]).sizes(), [2, 2, 3]);
+    assert_eq!(oxten::cat(&[a.clone(), b.clone()], 0).sizes(), [6, 3]);
+    assert_eq!(oxten::stack(&[a.clone(), a.clone()], 0).sizes(), [2, 2, 3]);
     let idx = oxten::empty_with(
         &[4],
         EmptyOpts { dtype: Some(DType::I64), device: Some(Device::Meta), ..Default::default() },
@@ -150,7 +150,7 @@ fn meta_tensors_get_shapes_without_data() {
     assert_eq!(b.index_select(1, &idx).sizes(), [4, 4]);
     assert_eq!(a.tril().sizes(), [2, 3]);
     assert_eq!(a.flip(&[0]).sizes(), [2, 3]);
-    assert_eq!(a.roll_with(&[1], RollOpts { dims: &[1] }).sizes(), [2, 3]);
+    assert_eq!(a.roll(&[1], &[1]).sizes(), [2, 3]);
     assert_eq!(a.repeat(&[2, 2]).sizes(), [4, 6]);
     assert_eq!(a.index(&[Some(idx.clone())]).sizes(), [4, 3]);
     let gi = oxten::zeros_with(
@@ -159,7 +159,7 @@ fn meta_tensors_get_shapes_without_data() {
     );
     assert_eq!(a.gather(1, &gi).sizes(), [2, 2]);
     assert_eq!(a.scatter_value(1, &gi, 1.0).sizes(), [2, 3]);
-    for t in [oxten::cat(&[a.clone(), b]), a.tril(), a.repeat(&[2, 1])] {
+    for t in [oxten::cat(&[a.clone(), b], 0), a.tril(), a.repeat(&[2, 1])] {
         assert!(t.is_meta());
     }
     // index_put_ through the element loop and through masked_fill_: shapes checked, no data.
@@ -213,7 +213,7 @@ fn large_inputs_take_the_parallel_paths() {
     // index; checked against simple formulas.
     let n = 300i64;
     let x = arange(n * n, &[n, n]);
-    let y = oxten::cat(&[x.clone(), x.clone()]);
+    let y = oxten::cat(&[x.clone(), x.clone()], 0);
     assert_eq!(y.sizes(), [2 * n, n]);
     let v = y.to_vec::<f32>().unwrap();
     assert_eq!(v[(n * n + 5) as usize], 5.0);
@@ -239,7 +239,7 @@ fn large_inputs_take_the_parallel_paths() {
     assert_eq!(picked.to_vec::<f32>().unwrap(), sel.to_vec::<f32>().unwrap());
     let t = x.t().contiguous_with(ContiguousOpts { memory_format: MemoryFormat::Contiguous });
     assert_eq!(
-        oxten::cat(&[x.t(), x.t()]).to_vec::<f32>().unwrap()[..(n * n) as usize],
+        oxten::cat(&[x.t(), x.t()], 0).to_vec::<f32>().unwrap()[..(n * n) as usize],
         t.to_vec::<f32>().unwrap()[..]
     );
 }
@@ -265,21 +265,21 @@ fn embedding_gradient_skips_padding_and_scales_by_frequency() {
 #[test]
 fn gradients_flow_through_split_views_and_mixed_dtype_cat() {
     let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0], &[5]).unwrap().requires_grad_(true);
-    let parts = x.split(2);
+    let parts = x.split(2, 0);
     parts[0].mul_scalar(2.0).sum().add(&parts[2].mul_scalar(3.0).sum()).backward();
     assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), [2.0, 2.0, 0.0, 0.0, 3.0]);
 
     // An in-place write through a chunk of a non-leaf rebases the history of its base.
     let w = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[4]).unwrap().requires_grad_(true);
     let y = w.mul_scalar(1.0);
-    y.chunk(2)[1].mul_scalar_(10.0);
+    y.chunk(2, 0)[1].mul_scalar_(10.0);
     y.sum().backward();
     assert_eq!(w.grad().unwrap().to_vec::<f64>().unwrap(), [1.0, 1.0, 10.0, 10.0]);
 
     // cat promotes to f64; each input's gradient comes back in its own dtype.
     let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2]).unwrap().requires_grad_(true);
     let b = Tensor::from_vec(vec![3.0f64], &[1]).unwrap().requires_grad_(true);
-    let o = oxten::cat(&[a.clone(), b.clone()]);
+    let o = oxten::cat(&[a.clone(), b.clone()], 0);
     assert_eq!(o.dtype(), DType::F64);
     o.mul(&Tensor::from_vec(vec![1.0f64, 2.0, 3.0], &[3]).unwrap()).sum().backward();
     assert_eq!(a.grad().unwrap().dtype(), DType::F32);

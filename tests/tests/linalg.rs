@@ -5,7 +5,7 @@
 //! integer wrap-around, `out=` tensors (resized, strided, aliasing an input), meta tensors and
 //! autograd through a linear layer. References are computed in f64 by a plain loop.
 
-use oxten::options::{AddmmInplaceOpts, AddmmOpts, AddmmOutOpts, LinearOpts, LinearOutOpts, SliceOpts};
+use oxten::options::{AddmmInplaceOpts, AddmmOpts, AddmmOutOpts, LinearOutOpts};
 use oxten::{DType, Device, MemoryFormat, Result, Scalar, Tensor};
 use oxten_tests::golden::{replay, Case};
 
@@ -19,7 +19,7 @@ fn input(c: &Case, i: usize) -> Tensor {
         t = t.transpose(-2, -1);
     }
     if c.ints("every2").is_some_and(|v| v.contains(&(i as i64))) {
-        t = t.slice_with(SliceOpts { dim: 0, start: None, end: None, step: 2 });
+        t = t.slice(0, None, None, 2);
     }
     t
 }
@@ -66,7 +66,7 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
             let out = out_tensor(c, dtype, || Ok(x(0).try_matmul(&x(1))?.sizes().to_vec()))?;
             one(oxten::try_matmul_out(&x(0), &x(1), &out))
         }
-        "linear" => one(oxten::try_linear_with(&x(0), &x(1), LinearOpts { bias: bias.as_ref() })),
+        "linear" => one(oxten::try_linear(&x(0), &x(1), bias.as_ref())),
         "linear_out" => {
             let out = out_tensor(c, dtype, || unreachable!())?;
             one(oxten::try_linear_out_with(&x(0), &x(1), &out, LinearOutOpts { bias: bias.as_ref() }))
@@ -124,7 +124,7 @@ fn layouts(rows: i64, cols: i64, dtype: DType, seed: u64) -> Vec<(&'static str, 
     vec![
         ("contiguous", matrix(rows, cols, dtype, seed)),
         ("transposed", matrix(cols, rows, dtype, seed + 1).t()),
-        ("sliced", wide.slice_with(SliceOpts { dim: 1, start: Some(0), end: Some(2 * cols), step: 2 })),
+        ("sliced", wide.slice(1, Some(0), Some(2 * cols), 2)),
         ("expanded", matrix(1, cols, dtype, seed + 3).expand(&[rows, cols])),
     ]
 }
@@ -232,7 +232,7 @@ fn staged_products_into_strided_and_aliased_outputs() {
     // A row-major out= tensor whose rows are 150 elements apart (columns 10..140 of a wider
     // matrix): only those columns are written.
     let wide = oxten::full(&[48, 150], 7.0f32);
-    let out = wide.slice_with(SliceOpts { dim: 1, start: Some(10), end: Some(140), step: 1 });
+    let out = wide.slice(1, Some(10), Some(140), 1);
     oxten::mm_out(&x, &wt, &out);
     assert_product(&out, &x, &wt, 1e-4);
     let all = wide.to_vec::<f32>().unwrap();
@@ -294,7 +294,7 @@ fn linear_layer_gradients_keep_the_weight_layout() {
     let g = w.grad().unwrap();
     assert!(g.is_contiguous(), "strides {:?}", &g.strides()[..]);
     // d(sum(x @ w.t()))/dw[o, i] = sum over rows of x[:, i].
-    let xs = x.sum_dim_intlist(Some(&[0])).to_f64_vec().unwrap();
+    let xs = x.sum_dim_intlist(Some(&[0]), false).to_f64_vec().unwrap();
     for (idx, v) in g.to_f64_vec().unwrap().iter().enumerate() {
         assert!((v - xs[idx % 6]).abs() < 1e-5);
     }

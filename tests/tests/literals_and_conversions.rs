@@ -3,6 +3,7 @@
 //! conversions back check shapes and convert dtypes.
 
 use half::bf16;
+use ndarray::{array, s, Array2, Array3, ArrayD};
 use oxten::{tensor, DType, Tensor};
 
 #[test]
@@ -63,11 +64,11 @@ fn try_from_gives_vectors_and_numbers_converted_from_the_dtype() {
 fn tensor_lists_take_tensors_references_and_vectors() {
     let (a, b) = (tensor![1.0, 2.0], tensor![3.0]);
     let want = [1.0f32, 2.0, 3.0];
-    assert_eq!(oxten::cat(&[a.clone(), b.clone()]).to_vec::<f32>().unwrap(), want);
-    assert_eq!(oxten::cat(&[&a, &b]).to_vec::<f32>().unwrap(), want);
+    assert_eq!(oxten::cat(&[a.clone(), b.clone()], 0).to_vec::<f32>().unwrap(), want);
+    assert_eq!(oxten::cat(&[&a, &b], 0).to_vec::<f32>().unwrap(), want);
     let held: Vec<Tensor> = vec![a.clone(), b];
-    assert_eq!(oxten::cat(&held).to_vec::<f32>().unwrap(), want);
-    assert_eq!(oxten::stack(&[&a, &a]).sizes(), [2, 2]);
+    assert_eq!(oxten::cat(&held, 0).to_vec::<f32>().unwrap(), want);
+    assert_eq!(oxten::stack(&[&a, &a], 0).sizes(), [2, 2]);
     // autograd::grad too, with its options in a struct.
     let x = tensor![2.0].requires_grad_(true);
     let y = x.mul(&x).mul(&x);
@@ -81,4 +82,35 @@ fn tensor_lists_take_tensors_references_and_vectors() {
     assert_eq!(g.item::<f32>().unwrap(), 12.0);
     let gg = oxten::autograd::grad(&[&g], &[&x]).unwrap()[0].clone().unwrap();
     assert_eq!(gg.item::<f32>().unwrap(), 12.0);
+}
+
+// ---- ndarray (the `ndarray` feature) ----
+
+#[test]
+fn ndarray_round_trips_keep_shape_and_logical_order() {
+    let a: Array2<f32> = array![[1., 2., 3.], [4., 5., 6.]];
+    let t = Tensor::from(&a);
+    assert_eq!(t.sizes(), [2, 3]);
+    assert_eq!(t.to_vec::<f32>().unwrap(), [1., 2., 3., 4., 5., 6.]);
+    // A transposed (non-contiguous) view, both ways.
+    let tt = Tensor::from(a.t());
+    assert_eq!(tt.to_vec::<f32>().unwrap(), [1., 4., 2., 5., 3., 6.]);
+    let back: Array2<f32> = (&t.t()).try_into().unwrap();
+    assert_eq!(back, a.t());
+    // A strided slice of an array.
+    let sliced = Tensor::from(a.slice(s![.., ..;2]));
+    assert_eq!(sliced.to_vec::<f32>().unwrap(), [1., 3., 4., 6.]);
+    let dynamic: ArrayD<f32> = (&t).try_into().unwrap();
+    assert_eq!(dynamic.shape(), [2, 3]);
+}
+
+#[test]
+fn ndarray_mismatches_are_errors() {
+    let t = Tensor::from_vec(vec![1i64, 2, 3, 4], &[2, 2]).unwrap();
+    let e = Array2::<f32>::try_from(&t).unwrap_err().to_string();
+    assert!(e.contains("dtype"), "{e}");
+    let e = Array3::<i64>::try_from(&t).unwrap_err().to_string();
+    assert!(e.contains("cannot convert a 2-dim tensor to an ndarray array of 3 dimensions"), "{e}");
+    let scalar = ndarray::arr0(2.5f64);
+    assert_eq!(Tensor::from(&scalar).dim(), 0);
 }

@@ -5,7 +5,7 @@
 //! in-place calls, scalars, and meta tensors. References are computed in f64 by plain loops.
 
 use oxten::autograd::{gradcheck, gradgradcheck, GradcheckOpts};
-use oxten::options::{AddmmInplaceOpts, AddmmOpts, AddmmOutOpts, LinearOpts, SliceOpts};
+use oxten::options::{AddmmInplaceOpts, AddmmOpts, AddmmOutOpts};
 use oxten::{DType, Device, MemoryFormat, Result, Scalar, Tensor};
 use std::collections::BTreeSet;
 
@@ -96,7 +96,7 @@ fn matmul_gradients_through_every_branch() {
 
 #[test]
 fn linear_gradients_through_every_branch() {
-    let lin = |x: &[Tensor]| oxten::try_linear_with(&x[0], &x[1], LinearOpts { bias: x.get(2) });
+    let lin = |x: &[Tensor]| oxten::try_linear(&x[0], &x[1], x.get(2));
     let cases: &[LinearCase] = &[
         ("2-D input with bias: addmm", &[3, 4], Some(&[2]), "AddmmBackward0"),
         ("3-D contiguous input with bias: flattened addmm", &[2, 3, 4], Some(&[2]), "AddmmBackward0"),
@@ -116,7 +116,7 @@ fn linear_gradients_through_every_branch() {
     // grad), then add_.
     let inputs = [leaf(&[3, 2, 4], 160, true), leaf(&[2, 4], 161, true), leaf(&[2], 162, true)];
     check_branch("non-contiguous 3-D input with bias", &inputs, "AddBackward0", |x| {
-        oxten::try_linear_with(&x[0].try_transpose(0, 1)?, &x[1], LinearOpts { bias: Some(&x[2]) })
+        oxten::try_linear(&x[0].try_transpose(0, 1)?, &x[1], Some(&x[2]))
     });
 }
 
@@ -262,7 +262,7 @@ fn vector_products() {
     let y = tensor(&[8198], DType::F64, 22);
     for (dtype, tol) in [(DType::F32, 1e-4), (DType::F64, 1e-12), (DType::F16, 2e-2), (DType::BF16, 8e-2)] {
         let (xd, yd) = (x.to_dtype(dtype), y.to_dtype(dtype));
-        let yds = yd.slice_with(SliceOpts { dim: 0, start: None, end: None, step: 2 });
+        let yds = yd.slice(0, None, None, 2);
         let exact: f64 = xd.to_f64_vec().unwrap().iter().zip(yds.to_f64_vec().unwrap()).map(|(a, b)| a * b).sum();
         for r in [xd.dot(&yds), yds.dot(&xd)] {
             assert_eq!(r.dtype(), dtype);
@@ -272,7 +272,7 @@ fn vector_products() {
     }
     // mv: matrix layouts, strided vector, out= aliasing the vector.
     let m = tensor(&[300, 200], DType::F64, 23);
-    let v = tensor(&[400], DType::F64, 24).slice_with(SliceOpts { dim: 0, start: None, end: None, step: 2 });
+    let v = tensor(&[400], DType::F64, 24).slice(0, None, None, 2);
     let want = reference(&m, &v.unsqueeze(1));
     assert_close(&m.mv(&v), &want, 1e-12);
     assert_close(&m.t().contiguous().t().mv(&v), &want, 1e-12);
@@ -302,7 +302,7 @@ fn meta_tensors_get_shapes_without_data() {
     assert_eq!(shape(meta(&[4]).dot(&meta(&[4]))), (Device::Meta, vec![]));
     assert_eq!(shape(meta(&[3, 4]).mv(&meta(&[4]))), (Device::Meta, vec![3]));
     assert_eq!(shape(meta(&[2, 1, 3, 4]).matmul(&meta(&[5, 4, 2]))), (Device::Meta, vec![2, 5, 3, 2]));
-    let lin = oxten::linear_with(&meta(&[7, 2, 4]), &meta(&[3, 4]), LinearOpts { bias: Some(&meta(&[3])) });
+    let lin = oxten::linear(&meta(&[7, 2, 4]), &meta(&[3, 4]), Some(&meta(&[3])));
     assert_eq!(shape(lin), (Device::Meta, vec![7, 2, 3]));
     let e = meta(&[5]).try_addmm(&meta(&[3, 4]), &meta(&[5, 5])).unwrap_err().to_string();
     assert_eq!(e, "addmm: mat1 and mat2 shapes cannot be multiplied (3x4 and 5x5)");

@@ -170,7 +170,7 @@ fn parallel_softmax_rows_sum_to_one() {
         let xd = x.to_dtype(dtype);
         for dim in [1i64, 0] {
             let y = ops::_softmax::call(&xd, dim, false).unwrap();
-            let s = y.to_dtype(DType::F64).sum_dim_intlist(Some(&[dim]));
+            let s = y.to_dtype(DType::F64).sum_dim_intlist(Some(&[dim]), false);
             let tol = if dtype == DType::F32 { 1e-5 } else { 2e-2 };
             assert!(s.to_f64_vec().unwrap().iter().all(|v| (v - 1.0).abs() < tol), "{dtype:?} dim {dim}");
         }

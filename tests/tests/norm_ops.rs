@@ -118,8 +118,8 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         }
         "layer_norm" => {
             let (x, w, b, _, _) = split(c, 0);
-            let opts = LayerNormOpts { weight: w.as_ref(), bias: b.as_ref(), eps, cudnn_enable: true };
-            Ok(vec![oxten::try_layer_norm_with(&x, &c.ints("ns").unwrap(), opts)?])
+            let opts = LayerNormOpts { eps, cudnn_enable: true };
+            Ok(vec![oxten::try_layer_norm_with(&x, &c.ints("ns").unwrap(), w.as_ref(), b.as_ref(), opts)?])
         }
         "native_layer_norm_backward" => {
             let go = c.t(0);
@@ -145,8 +145,8 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         }
         "group_norm" | "group_norm_f" => {
             let (x, w, b, _, _) = split(c, 0);
-            let opts = GroupNormOpts { weight: w.as_ref(), bias: b.as_ref(), eps, cudnn_enabled: true };
-            Ok(vec![oxten::try_group_norm_with(&x, c.int("group").unwrap(), opts)?])
+            let opts = GroupNormOpts { eps, cudnn_enabled: true };
+            Ok(vec![oxten::try_group_norm_with(&x, c.int("group").unwrap(), w.as_ref(), b.as_ref(), opts)?])
         }
         "native_group_norm_backward" => {
             let go = c.t(0);
@@ -402,10 +402,9 @@ fn backward_ops_return_empty_tensors_for_masked_outputs() {
 fn batch_norm_reference(x: &Tensor) -> (Tensor, Tensor, Tensor) {
     let x = x.to_dtype(DType::F64);
     let dims: Vec<i64> = std::iter::once(0).chain(2..x.dim() as i64).collect();
-    let opts = || oxten::options::MeanDimOpts { keepdim: true, dtype: None };
-    let mean = x.mean_dim_with(Some(&dims), opts());
+    let mean = x.mean_dim(Some(&dims), true);
     let xc = x.sub(&mean);
-    let var = xc.mul(&xc).mean_dim_with(Some(&dims), opts());
+    let var = xc.mul(&xc).mean_dim(Some(&dims), true);
     let invstd = var.add_scalar(1e-5).rsqrt();
     let c = x.sizes()[1];
     (xc.mul(&invstd), mean.reshape(&[c]), invstd.reshape(&[c]))
@@ -505,7 +504,11 @@ fn composites_record_history_and_update_running_stats() {
     assert!(rm.to_vec::<f64>().unwrap().iter().any(|&m| m != 0.0));
     let (y_native, _, _) = oxten::native_batch_norm(&x, Some(&w), None, None, None, true, 0.1, 1e-5);
     assert_close("batch_norm", &y, &y_native, 1e-12);
-    let loss = y.mul(&y).sum().add(&oxten::layer_norm(&x, &[5]).exp().sum()).add(&oxten::group_norm(&x, 3).sin().sum());
+    let loss = y
+        .mul(&y)
+        .sum()
+        .add(&oxten::layer_norm(&x, &[5], None, None).exp().sum())
+        .add(&oxten::group_norm(&x, 3, None, None).sin().sum());
     let g = grad(&[loss], &[&x, &w]).unwrap();
     assert!(g.iter().all(Option::is_some));
 }

@@ -348,7 +348,7 @@ fn ops_the_backend_lacks_and_copies_nobody_registered_are_clear_errors() {
     // pointers: on a backend without one it is an error, not a computation on foreign memory.
     let x = Tensor::from_vec(vec![1.0f32; 16], &[1, 1, 4, 4]).unwrap().to_device(DEV);
     let w = Tensor::from_vec(vec![1.0f32; 4], &[1, 1, 2, 2]).unwrap().to_device(DEV);
-    let e = oxten::try_conv2d(&x, &w).unwrap_err().to_string();
+    let e = oxten::try_conv2d(&x, &w, None, &[1, 1], &[0, 0]).unwrap_err().to_string();
     assert!(e.contains("'PrivateUse1' backend") && e.contains("convolution"), "{e}");
     // No kernel moves data between this backend and the meta device.
     let e = alloc::copy_between(

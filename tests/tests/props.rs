@@ -96,7 +96,7 @@ proptest! {
         for i in (1..n).rev() {
             perm.swap(i, (seed as usize * 31 + i * 7) % (i + 1));
         }
-        let v = t.permute(&perm).slice_with(oxten::options::SliceOpts { dim: 0, start: None, end: None, step });
+        let v = t.permute(&perm).slice(0, None, None, step);
         let l = v.layout();
         let fresh = TensorLayout::new(l.sizes.clone(), l.strides.clone(), l.offset).unwrap();
         prop_assert_eq!(l.is_contiguous(), fresh.is_contiguous());

@@ -361,7 +361,7 @@ fn dtypes_shapes_and_like_factories() {
 fn in_place_sampling_of_non_dense_views_touches_only_the_view() {
     oxten::init();
     let base = oxten::zeros(&[4, 6]);
-    let view = base.slice_with(SliceOpts { dim: 1, start: Some(1), end: Some(6), step: 2 });
+    let view = base.slice(1, Some(1), Some(6), 2);
     view.uniform_with_(UniformInplaceOpts { from: 1.0, to: 2.0, generator: Some(&gen(60)) });
     let v = base.to_vec::<f32>().unwrap();
     for (i, x) in v.iter().enumerate() {
@@ -533,7 +533,7 @@ fn native_dropout_scales_and_masks() {
     let (out, mask) = oxten::native_dropout(&xt, 0.5, Some(true));
     assert_eq!((out.strides().to_vec(), mask.strides().to_vec()), (vec![1, 3], vec![1, 3]));
     // A non-dense input takes the composite path: the same mask rule.
-    let s = oxten::ones(&[6, 4]).slice_with(SliceOpts { dim: 0, start: Some(0), end: Some(6), step: 2 });
+    let s = oxten::ones(&[6, 4]).slice(0, Some(0), Some(6), 2);
     let (out, mask) = oxten::native_dropout(&s, 0.25, Some(true));
     let (ov, mv) = (out.to_vec::<f32>().unwrap(), mask.to_vec::<bool>().unwrap());
     assert!(ov.iter().zip(&mv).all(|(&o, &m)| o == if m { 1.0 / 0.75 } else { 0.0 }));

@@ -149,7 +149,7 @@ fn factories_out_resize_semantics() {
     v.sort_by(f64::total_cmp);
     assert_eq!(v, vec![0.0, 1.0, 2.0, 3.0, 4.0]);
     let base = oxten::zeros_with(&[10], ZerosOpts { dtype: Some(DType::I64), ..Default::default() });
-    let out = base.slice_with(SliceOpts { dim: 0, start: None, end: None, step: 2 });
+    let out = base.slice(0, None, None, 2);
     oxten::randperm_generator_out(5, Some(&gen(3)), &out);
     assert_eq!(&out.strides()[..], &[2]);
     assert_eq!(vals(&out), vals(&oxten::randperm_generator(5, Some(&gen(3)))));
@@ -378,10 +378,7 @@ fn normal_errors_match_pytorch() {
             "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1",
         ),
         (
-            oxten::try_normal_tensor_tensor(
-                &long.slice_with(SliceOpts { dim: 1, start: None, end: Some(1), step: 1 }),
-                &oxten::ones(&[3]),
-            ),
+            oxten::try_normal_tensor_tensor(&long.slice(1, None, Some(1), 1), &oxten::ones(&[3])),
             "\"normal_kernel_cpu\" not implemented for 'Long'",
         ),
         // PyTorch broadcasts mean with out's own shape, so an empty out is an error here.

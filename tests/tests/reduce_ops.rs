@@ -54,8 +54,8 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         "prod" => one(x.try_prod_with(ProdOpts { dtype })),
         "prod_dim" => one(x.try_prod_dim_int_with(d0(), ProdDimIntOpts { keepdim, dtype })),
         "prod_dim_out" => one(oxten::try_prod_int_out_with(x, d0(), &out_tensor(c), ProdIntOutOpts { keepdim, dtype })),
-        "min_dim" => two(x.try_min_dim_with(d0(), MinDimOpts { keepdim })),
-        "argmin" => one(x.try_argmin_with(ArgminOpts { dim: dim.as_ref().map(|d| d[0]), keepdim })),
+        "min_dim" => two(x.try_min_dim(d0(), keepdim)),
+        "argmin" => one(x.try_argmin(dim.as_ref().map(|d| d[0]), keepdim)),
         "min" => one(x.try_min()),
         "max" => one(x.try_max()),
         "min_out" => one(oxten::try_min_unary_out(x, &out_tensor(c))),
@@ -82,10 +82,10 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         }
         "all" => one(x.try_all()),
         "any" => one(x.try_any()),
-        "all_dim" => one(x.try_all_dim_with(d0(), AllDimOpts { keepdim })),
-        "any_dim" => one(x.try_any_dim_with(d0(), AnyDimOpts { keepdim })),
-        "all_dims" => one(x.try_all_dims_with(AllDimsOpts { dim: dims, keepdim })),
-        "any_dims" => one(x.try_any_dims_with(AnyDimsOpts { dim: dims, keepdim })),
+        "all_dim" => one(x.try_all_dim(d0(), keepdim)),
+        "any_dim" => one(x.try_any_dim(d0(), keepdim)),
+        "all_dims" => one(x.try_all_dims(dims, keepdim)),
+        "any_dims" => one(x.try_any_dims(dims, keepdim)),
         "all_out" => one(oxten::try_all_all_out(x, &out_tensor(c))),
         "any_out" => one(oxten::try_any_all_out(x, &out_tensor(c))),
         "all_dim_out" => one(oxten::try_all_out_with(x, d0(), &out_tensor(c), AllOutOpts { keepdim })),
@@ -121,10 +121,10 @@ fn meta_tensors_get_shapes_and_dtypes() {
     check(m, &[], DType::F32);
     check(meta(&[3, 4], DType::I32).prod(), &[], DType::I64);
     check(x.prod_dim_int(-1), &[3, 4], DType::F32);
-    let (v, i) = x.min_dim(0);
+    let (v, i) = x.min_dim(0, false);
     check(v, &[4, 5], DType::F32);
     check(i, &[4, 5], DType::I64);
-    check(x.argmin_with(ArgminOpts { dim: Some(2), keepdim: true }), &[3, 4, 1], DType::I64);
+    check(x.argmin(Some(2), true), &[3, 4, 1], DType::I64);
     check(x.min(), &[], DType::F32);
     check(x.max(), &[], DType::F32);
     check(meta(&[3, 4], DType::U8).cumsum(1), &[3, 4], DType::I64);
@@ -143,8 +143,8 @@ fn meta_tensors_get_shapes_and_dtypes() {
     );
     check(x.norm_scalar(), &[], DType::F32);
     check(x.all(), &[], DType::Bool);
-    check(meta(&[3, 4], DType::U8).any_dim(0), &[4], DType::U8);
-    check(x.all_dims_with(AllDimsOpts { dim: Some(&[]), keepdim: false }), &[3, 4, 5], DType::Bool);
+    check(meta(&[3, 4], DType::U8).any_dim(0, false), &[4], DType::U8);
+    check(x.all_dims(Some(&[]), false), &[3, 4, 5], DType::Bool);
 }
 
 /// Long reductions are split across threads and merged (Welford's partial accumulators with

@@ -78,7 +78,7 @@ fn sum_over_dims_keepdim_and_all() {
         assert_eq!(s.item::<f32>().unwrap(), 15.0);
     }
     assert_eq!(x.sum().item::<f32>().unwrap(), 15.0);
-    let all_keep = x.sum_dim_intlist_with(None, SumDimIntlistOpts { keepdim: true, dtype: None });
+    let all_keep = x.sum_dim_intlist_with(None, true, SumDimIntlistOpts { dtype: None });
     assert_eq!(all_keep.sizes(), [1, 1]);
 
     // torch.arange(24.).reshape(2,3,4).sum((0,2)) -> [60., 92., 124.], keepdim shape [1, 3, 1]
@@ -146,7 +146,7 @@ fn sum_reduced_floats_accumulate_in_f32() {
 fn sum_variants_functional_and_out_resized() {
     let x = m23();
     // Functional through the Tensor method.
-    let f = x.sum_dim_intlist(Some(&[1]));
+    let f = x.sum_dim_intlist(Some(&[1]), false);
     assert_eq!(f.to_vec::<f32>().unwrap(), [3.0, 12.0]);
     // out= with the wrong size is resized to [2].
     let out = empty(&[5], DType::F32);
@@ -224,7 +224,7 @@ fn mean_errors() {
         "result type Float can't be cast to the desired output type Long",
     );
     // The error names the operator.
-    let e = t(vec![1i64], &[1]).try_mean_dim(None).unwrap_err();
+    let e = t(vec![1i64], &[1]).try_mean_dim(None, false).unwrap_err();
     assert!(e.to_string().starts_with("mean.dim: mean(): could not infer output dtype"), "{e}");
 }
 
@@ -239,7 +239,7 @@ fn amax_amin_propagate_nan() {
     assert_close(&ops::amin::call(&x, &[1], false).unwrap(), &[NAN, -1.0], 0.0);
     assert_close(&ops::amax::call(&x, &[0], false).unwrap(), &[4.0, NAN, 3.0], 0.0);
     // dim=[] reduces everything: torch.tensor([1., nan, 3.]).amax() -> tensor(nan)
-    assert!(x.amax().item::<f32>().unwrap().is_nan());
+    assert!(x.amax(&[], false).item::<f32>().unwrap().is_nan());
     let k = ops::amax::call(&x, &[0], true).unwrap();
     assert_eq!(k.sizes(), [1, 3]);
     // torch: tensor([[3, 7, 7], [9, 1, 9]], dtype=int32).amax(0) -> [9, 7, 9]; .amin(1) -> [3, 1]
@@ -249,10 +249,10 @@ fn amax_amin_propagate_nan() {
     assert_eq!(mx.to_vec::<i32>().unwrap(), [9, 7, 9]);
     assert_eq!(ops::amin::call(&i, &[1], false).unwrap().to_vec::<i32>().unwrap(), [3, 1]);
     // Bool amax is "any": torch.tensor([True, False]).amax() -> tensor(True)
-    assert!(t(vec![false, true], &[2]).amax().item::<bool>().unwrap());
+    assert!(t(vec![false, true], &[2]).amax(&[], false).item::<bool>().unwrap());
     // f16 keeps its dtype.
     let h = cast(&t(vec![-2.0f32, 0.5, 1.5], &[3]), DType::F16);
-    let r = h.amax();
+    let r = h.amax(&[], false);
     assert_eq!(r.dtype(), DType::F16);
     assert_eq!(vals(&r), [1.5]);
     assert_eq!(vals(&h.amin()), [-2.0]);
@@ -290,7 +290,7 @@ fn amax_errors() {
 fn max_dim_values_indices_ties_and_nan() {
     // torch.tensor([[1., 5., 5.], [nan, 2., nan]]).max(1) -> values=[5., nan], indices=[1, 0]
     let x = t(vec![1.0f32, 5.0, 5.0, f32::NAN, 2.0, f32::NAN], &[2, 3]);
-    let (v, i) = x.max_dim(1);
+    let (v, i) = x.max_dim(1, false);
     assert_eq!(v.dtype(), DType::F32);
     assert_eq!(i.dtype(), DType::I64);
     assert_close(&v, &[5.0, NAN], 0.0);
@@ -344,7 +344,7 @@ fn argmax_flattened_and_along_dims() {
     // torch.tensor([[1., 5., 5.], [7., 2., 7.]]).argmax() -> tensor(3);
     // .argmax(keepdim=True) -> tensor([[3]])
     let x = t(vec![1.0f32, 5.0, 5.0, 7.0, 2.0, 7.0], &[2, 3]);
-    let a = x.argmax();
+    let a = x.argmax(None, false);
     assert_eq!(a.dtype(), DType::I64);
     assert_eq!(a.sizes(), [] as [i64; 0]);
     assert_eq!(a.item::<i64>().unwrap(), 3);
@@ -357,14 +357,14 @@ fn argmax_flattened_and_along_dims() {
     // The flat index follows row-major order even for a transposed input: x.t() is
     // [[1, 7], [5, 2], [5, 7]], whose first maximum (7) is at flat index 1.
     let xt = ops::t::call(&x).unwrap();
-    assert_eq!(xt.argmax().item::<i64>().unwrap(), 1);
+    assert_eq!(xt.argmax(None, false).item::<i64>().unwrap(), 1);
     // torch.tensor([1., nan, 3., nan]).argmax() -> tensor(1)
     let n = t(vec![1.0f64, f64::NAN, 3.0, f64::NAN], &[4]);
-    assert_eq!(n.argmax().item::<i64>().unwrap(), 1);
+    assert_eq!(n.argmax(None, false).item::<i64>().unwrap(), 1);
     // f16 and integers.
     let h = cast(&t(vec![0.5f32, -1.0, 2.5, 2.5], &[4]), DType::F16);
-    assert_eq!(h.argmax().item::<i64>().unwrap(), 2);
-    assert_eq!(t(vec![-3i8, 9, 4], &[3]).argmax().item::<i64>().unwrap(), 1);
+    assert_eq!(h.argmax(None, false).item::<i64>().unwrap(), 2);
+    assert_eq!(t(vec![-3i8, 9, 4], &[3]).argmax(None, false).item::<i64>().unwrap(), 1);
     // out= is resized.
     let out = empty(&[3, 3], DType::I64);
     ops::argmax_out::call(&x, Some(1), true, &out).unwrap();
@@ -725,7 +725,7 @@ fn pow_variants() {
 fn meta_tensors_get_shapes_and_dtypes() {
     // torch.empty(3, 4, device='meta').max(1) -> values size (3,), indices size (3,) int64
     let x = meta(&[3, 4], DType::F32);
-    let (v, i) = x.max_dim(1);
+    let (v, i) = x.max_dim(1, false);
     assert!(v.is_meta() && i.is_meta());
     assert_eq!((v.sizes().to_vec(), v.dtype()), (vec![3], DType::F32));
     assert_eq!((i.sizes().to_vec(), i.dtype()), (vec![3], DType::I64));

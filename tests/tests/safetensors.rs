@@ -2,7 +2,6 @@
 //! Python package (tests/golden/fixture.safetensors, from scripts/safetensors_fixture.py), and
 //! corrupted or hostile files, which must give errors and never panic.
 
-use oxten::options::SliceOpts;
 use oxten::safetensors::{self, copy_into, from_bytes, from_bytes_with_metadata, load_into, to_bytes};
 use oxten::{DType, Tensor};
 use std::collections::BTreeMap;
@@ -53,10 +52,7 @@ fn round_trip_every_dtype_and_layout() {
         let base = values(d, &[3, 4, 5]);
         tensors.push((format!("{d}.contiguous"), base.clone()));
         tensors.push((format!("{d}.transposed"), base.transpose(0, 2)));
-        tensors.push((
-            format!("{d}.strided"),
-            base.slice_with(SliceOpts { dim: 1, start: Some(1), end: None, step: 2 }).select(2, 3),
-        ));
+        tensors.push((format!("{d}.strided"), base.slice(1, Some(1), None, 2).select(2, 3)));
         tensors.push((format!("{d}.expanded"), values(d, &[1, 3]).expand(&[4, 3])));
         tensors.push((format!("{d}.scalar"), values(d, &[]).add_scalar(1.0).to_dtype(d)));
         tensors.push((format!("{d}.empty"), values(d, &[0, 7])));
@@ -485,4 +481,52 @@ fn load_into_reports_every_mismatch() {
     let e = copy_into(&ckpt, &[("fc.bias", t.clone()), ("fc.bias", t)]).unwrap_err().to_string();
     assert!(e.contains("duplicate name \"fc.bias\""), "{e}");
     std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn large_files_are_mapped_copy_on_write() {
+    // Over MAP_THRESHOLD, so `load` maps the file; the reference layout aligns every tensor.
+    let big = values(DType::F32, &[512, 600]);
+    let tensors = named(vec![("big", big.clone()), ("i", values(DType::I64, &[7])), ("b", values(DType::Bool, &[5]))]);
+    let path = temp_path("mapped");
+    safetensors::save(&path, &tensors, None).unwrap();
+    assert!(std::fs::metadata(&path).unwrap().len() >= safetensors::MAP_THRESHOLD);
+    let loaded = safetensors::load(&path).unwrap();
+    let find = |n: &str| loaded.iter().find(|(k, _)| k == n).unwrap().1.clone();
+    assert_same(&find("big"), &big);
+    assert_same(&find("i"), &tensors[1].1);
+    assert_same(&find("b"), &tensors[2].1);
+    // Writes go to this process's copy of the pages, never to the file.
+    let t = find("big");
+    t.mul_scalar_(2.0);
+    assert_eq!(t.select(0, 0).select(0, 1).item::<f32>().unwrap(), -98.0);
+    let again = safetensors::load(&path).unwrap();
+    assert_same(&again.iter().find(|(k, _)| k == "big").unwrap().1, &big);
+    // The mapped tensors outlive everything else that held the mapping.
+    drop((loaded, again));
+    assert_eq!(t.sum().item::<f32>().unwrap(), 2.0 * big.sum().item::<f32>().unwrap());
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn large_misaligned_files_are_copied() {
+    // One byte of U8 first puts the F32 tensor at an odd offset: not viewable in place.
+    let n = 300_000usize;
+    let header = format!(
+        "{{\"u\":{{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[0,1]}},\"f\":{{\"dtype\":\"F32\",\"shape\":[{n}],\"data_offsets\":[1,{}]}}}}",
+        1 + 4 * n
+    );
+    // The mapping starts page-aligned, so the file offset decides the alignment.
+    assert_ne!((8 + header.len() + 1) % 4, 0, "the F32 data must start misaligned");
+    let mut data = vec![7u8];
+    for i in 0..n {
+        data.extend_from_slice(&(i as f32).to_le_bytes());
+    }
+    let path = temp_path("misaligned");
+    std::fs::write(&path, file(&header, &data)).unwrap();
+    let loaded = safetensors::load(&path).unwrap();
+    let f = &loaded[0].1;
+    assert_eq!(f.to_vec::<f32>().unwrap()[n - 1], (n - 1) as f32);
+    assert_eq!(loaded[1].1.to_vec::<u8>().unwrap(), [7]);
+    let _ = std::fs::remove_file(&path);
 }

@@ -5,7 +5,7 @@
 
 use oxten::options::{
     ArangeOpts, ArangeStartOutOpts, ArangeStartStepOpts, AsStridedOpts, ContiguousOpts, DeepCloneOpts, EmptyLikeOpts,
-    EmptyOpts, EmptyStridedOpts, FullOpts, OnesOpts, SliceOpts, ToCopyOpts, ToDtypeOpts, ZerosOpts,
+    EmptyOpts, EmptyStridedOpts, FullOpts, OnesOpts, ToCopyOpts, ToDtypeOpts, ZerosOpts,
 };
 use oxten::{DType, Device, DimVec, ErrorKind, MemoryFormat, Result, Scalar, Tensor};
 
@@ -110,7 +110,7 @@ fn view_of_sliced_tensor_follows_compute_stride() {
     // a: [2, 3, 4]; s = a[:, :, 0:2] has sizes [2, 3, 2], strides [12, 4, 1]. Dims 0 and 1
     // still merge (12 == 3 * 4), dims 1 and 2 do not.
     let a = iota(&[2, 3, 4]);
-    let s = a.slice_with(SliceOpts { dim: 2, start: Some(0), end: Some(2), step: 1 });
+    let s = a.slice(2, Some(0), Some(2), 1);
     assert_eq!(s.strides(), [12, 4, 1]);
     let v = s.view(&[6, 2]);
     assert_eq!(v.strides(), [4, 1]);
@@ -273,22 +273,22 @@ fn squeeze_and_unsqueeze() {
 fn slice_offsets_strides_and_clamping() {
     oxten::init();
     let a = iota(&[10]);
-    let s = a.slice_with(SliceOpts { dim: 0, start: Some(2), end: Some(8), step: 3 });
+    let s = a.slice(0, Some(2), Some(8), 3);
     assert_eq!((s.sizes(), s.strides(), s.storage_offset()), (dv(&[2]), dv(&[3]), 2));
     assert_eq!(vals(&s), [2.0, 5.0]);
-    let tail = a.slice_with(SliceOpts { start: Some(-3), ..Default::default() });
+    let tail = a.slice(0, Some(-3), None, 1);
     assert_eq!((vals(&tail), tail.storage_offset()), (vec![7.0, 8.0, 9.0], 7));
     // Out-of-range bounds clamp; start past end gives an empty view.
-    assert_eq!(vals(&a.slice_with(SliceOpts { start: Some(8), end: Some(100), ..Default::default() })), [8.0, 9.0]);
-    let empty = a.slice_with(SliceOpts { start: Some(6), end: Some(3), ..Default::default() });
+    assert_eq!(vals(&a.slice(0, Some(8), Some(100), 1)), [8.0, 9.0]);
+    let empty = a.slice(0, Some(6), Some(3), 1);
     assert_eq!(empty.sizes(), [0]);
-    assert_eq!(vals(&a.slice()).len(), 10);
-    assert_eq!(msg(a.try_slice_with(SliceOpts { step: 0, ..Default::default() })), "slice step must be positive");
-    assert_eq!(msg(Tensor::scalar(1.0f32).try_slice()), "slice() cannot be applied to a 0-dim tensor.");
+    assert_eq!(vals(&a.slice(0, None, None, 1)).len(), 10);
+    assert_eq!(msg(a.try_slice(0, None, None, 0)), "slice step must be positive");
+    assert_eq!(msg(Tensor::scalar(1.0f32).try_slice(0, None, None, 1)), "slice() cannot be applied to a 0-dim tensor.");
 
     // b[:, 1::2] on a [4, 5] tensor: sizes [4, 2], strides [5, 2], offset 1.
     let b = iota(&[4, 5]);
-    let c = b.slice_with(SliceOpts { dim: 1, start: Some(1), end: None, step: 2 });
+    let c = b.slice(1, Some(1), None, 2);
     assert_eq!((c.sizes(), c.strides(), c.storage_offset()), (dv(&[4, 2]), dv(&[5, 2]), 1));
     assert_eq!(vals(&c), [1.0, 3.0, 6.0, 8.0, 11.0, 13.0, 16.0, 18.0]);
     // Writes go through to the base.
@@ -335,7 +335,7 @@ fn as_strided_geometry_and_bounds() {
     let shifted = a.as_strided_with(&[2, 2], &[1, 2], AsStridedOpts { storage_offset: Some(1) });
     assert_eq!(vals(&shifted), [1.0, 3.0, 2.0, 4.0]);
     // Without an offset the view starts where self starts.
-    let s = a.slice_with(SliceOpts { start: Some(2), ..Default::default() });
+    let s = a.slice(0, Some(2), None, 1);
     assert_eq!(vals(&s.as_strided(&[2], &[1])), [2.0, 3.0]);
     assert_eq!(
         msg(a.try_as_strided(&[3, 3], &[3, 1])),
@@ -428,20 +428,17 @@ fn arange_values_and_dtypes() {
     let a = oxten::arange(5);
     assert_eq!((a.dtype(), a.to_vec::<i64>().unwrap()), (DType::I64, vec![0, 1, 2, 3, 4]));
     // torch.arange(0, 1, 0.25) -> tensor([0.0000, 0.2500, 0.5000, 0.7500]) (float32)
-    let q = oxten::arange_start_step_with(0, 1, ArangeStartStepOpts { step: 0.25.into(), ..Default::default() });
+    let q = oxten::arange_start_step(0, 1, 0.25);
     assert_eq!((q.dtype(), vals(&q)), (DType::F32, vec![0.0, 0.25, 0.5, 0.75]));
     // torch.arange(10, 0, -3) -> tensor([10, 7, 4, 1])
-    let d = oxten::arange_start_step_with(10, 0, ArangeStartStepOpts { step: Scalar::Int(-3), ..Default::default() });
+    let d = oxten::arange_start_step(10, 0, Scalar::Int(-3));
     assert_eq!(d.to_vec::<i64>().unwrap(), [10, 7, 4, 1]);
     // torch.arange(1, 4) -> tensor([1, 2, 3]); torch.arange(2.5) -> tensor([0., 1., 2.])
     assert_eq!(oxten::arange_start(1, 4).to_vec::<i64>().unwrap(), [1, 2, 3]);
     let f = oxten::arange(2.5);
     assert_eq!((f.dtype(), vals(&f)), (DType::F32, vec![0.0, 1.0, 2.0]));
-    let g = oxten::arange_start_step_with(
-        1,
-        2,
-        ArangeStartStepOpts { step: 0.5.into(), dtype: Some(DType::F64), ..Default::default() },
-    );
+    let g =
+        oxten::arange_start_step_with(1, 2, 0.5, ArangeStartStepOpts { dtype: Some(DType::F64), ..Default::default() });
     assert_eq!(g.to_vec::<f64>().unwrap(), [1.0, 1.5]);
     assert_eq!(oxten::arange(0).sizes(), [0]);
     // With an integer dtype and a float bound, the count comes from the doubles
@@ -453,11 +450,9 @@ fn arange_values_and_dtypes() {
 #[test]
 fn arange_errors() {
     oxten::init();
-    let zero = ArangeStartStepOpts { step: Scalar::Int(0), ..Default::default() };
-    assert_eq!(msg(oxten::try_arange_start_step_with(0, 10, zero)), "step must be nonzero");
-    let neg = ArangeStartStepOpts { step: Scalar::Int(-1), ..Default::default() };
+    assert_eq!(msg(oxten::try_arange_start_step(0, 10, 0)), "step must be nonzero");
     assert_eq!(
-        msg(oxten::try_arange_start_step_with(0, 10, neg)),
+        msg(oxten::try_arange_start_step(0, 10, -1)),
         "upper bound and larger bound inconsistent with step sign"
     );
     assert_eq!(msg(oxten::try_arange(f64::INFINITY)), "unsupported range: 0 -> inf");
@@ -465,9 +460,8 @@ fn arange_errors() {
         msg(oxten::try_arange_with(3, ArangeOpts { dtype: Some(DType::Bool), ..Default::default() })),
         "\"arange_cpu\" not implemented for 'Bool'"
     );
-    let neg_f = ArangeStartStepOpts { step: Scalar::Float(-0.5), ..Default::default() };
     assert_eq!(
-        msg(oxten::try_arange_start_step_with(0, 10, neg_f)),
+        msg(oxten::try_arange_start_step(0, 10, -0.5)),
         "upper bound and larger bound inconsistent with step sign"
     );
 }
@@ -516,7 +510,7 @@ fn empty_like_and_clone_preserve_transposed_strides() {
     // Non-dense inputs get dense strides in the same dim order: a [4, 6] tensor transposed to
     // [6, 4] (strides (1, 6)) and sliced with step 2 in dim 0 is [3, 4] with strides (2, 6);
     // PyTorch's empty_like gives it strides (1, 3).
-    let s = iota(&[4, 6]).t().slice_with(SliceOpts { step: 2, ..Default::default() });
+    let s = iota(&[4, 6]).t().slice(0, None, None, 2);
     assert_eq!(s.strides(), [2, 6]);
     assert_eq!(oxten::empty_like(&s).strides(), [1, 3]);
     let sc = s.deep_clone();
@@ -636,7 +630,8 @@ fn meta_tensors_have_sizes_and_no_data() {
     let r = oxten::arange_start_step_with(
         0,
         10,
-        ArangeStartStepOpts { step: Scalar::Int(3), device: Some(Device::Meta), ..Default::default() },
+        Scalar::Int(3),
+        ArangeStartStepOpts { device: Some(Device::Meta), ..Default::default() },
     );
     assert_eq!((r.device(), r.sizes(), r.dtype()), (Device::Meta, dv(&[4]), DType::I64));
     assert!(m.try_copy_(&iota(&[3])).is_ok());

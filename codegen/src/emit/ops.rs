@@ -111,8 +111,66 @@ fn emit_ops_text(sigs: &[OpSig], cfg: &OpsConfig, inherent: bool) -> String {
     s
 }
 
-fn doc_schema(sig: &OpSig) -> String {
-    format!("/// `{}`\n", sig.f.func)
+/// The rustdoc of an operator's user-facing forms: the YAML `doc:` summary (or the schema name),
+/// PyTorch's names, the schema, then one line per argument. The example goes only on the short
+/// panicking form (`example`).
+fn api_doc(sig: &OpSig, method: bool, example: bool) -> String {
+    let f = sig.f;
+    let doc = f.doc.as_ref();
+    let mut s = String::new();
+    match doc {
+        Some(d) => {
+            let _ = writeln!(s, "/// {}", d.summary);
+        }
+        None => {
+            let _ = writeln!(s, "/// The `{}` operator.", sig.schema_name);
+        }
+    }
+    let name = &f.func.name;
+    let py = format!("{}{}", name.name.base, if name.name.inplace { "_" } else { "" });
+    let mut forms = Vec::new();
+    if f.func.kind() == SchemaKind::Out {
+        forms.push(format!("`torch.{py}(…, out=…)`"));
+    } else {
+        if sig.has_function() {
+            forms.push(format!("`torch.{py}`"));
+        }
+        if sig.has_method() {
+            forms.push(format!("`Tensor.{py}`"));
+        }
+    }
+    let _ =
+        writeln!(s, "///\n/// PyTorch: {} (`aten::{}`). Schema:\n/// `{}`", forms.join(", "), sig.schema_name, f.func);
+    let self_idx = if method { sig.args.iter().position(|a| a.name == "self") } else { None };
+    let lines: Vec<String> = sig
+        .args
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| Some(*i) != self_idx)
+        .map(|(_, a)| {
+            let text = doc.and_then(|d| d.args.iter().find(|(n, _)| *n == a.name)).map(|(_, t)| t.as_str());
+            let place = if a.in_opts() { format!(" (in [`{}`])", sig.opts_name()) } else { String::new() };
+            match text {
+                Some(t) => format!("/// - `{}`{place}: {t}", a.text),
+                None => format!("/// - `{}`{place}", a.text),
+            }
+        })
+        .collect();
+    if !lines.is_empty() {
+        let _ = writeln!(s, "///\n/// # Arguments\n{}", lines.join("\n"));
+    }
+    if let (true, Some(code)) = (example, doc.and_then(|d| d.example.as_deref())) {
+        // `ignore`: rustdoc runs a crate's doctests against that crate alone, and these need
+        // oxten's kernels; `tests/tests/yaml_examples.rs` compiles and runs them instead.
+        let _ = writeln!(s, "///\n/// # Example\n/// ```ignore\n/// # use oxten::*;");
+        for line in code.lines() {
+            let _ = writeln!(s, "/// {line}");
+        }
+        s.push_str("/// ```\n");
+    }
+    // prettyplease keeps `///` lines verbatim; trailing spaces from empty example lines are not
+    // wanted in them.
+    s.lines().map(|l| format!("{}\n", l.trim_end())).collect()
 }
 
 fn emit_op_module(sig: &OpSig, cfg: &OpsConfig) -> String {
@@ -320,13 +378,8 @@ fn emit_options(sig: &OpSig) -> String {
 fn emit_api(sig: &OpSig, method: bool) -> String {
     let mut s = String::new();
     let self_idx = if method { sig.args.iter().position(|a| a.name == "self") } else { None };
-    let visible: Vec<&RustArg> = sig
-        .args
-        .iter()
-        .enumerate()
-        .filter(|(i, a)| Some(*i) != self_idx && a.default.is_none())
-        .map(|(_, a)| a)
-        .collect();
+    let visible: Vec<&RustArg> =
+        sig.args.iter().enumerate().filter(|(i, a)| Some(*i) != self_idx && !a.in_opts()).map(|(_, a)| a).collect();
     let has_opts = !sig.defaulted().is_empty();
     let recv = if method { "&self, " } else { "" };
     let params: Vec<String> = visible.iter().map(|a| format!("{}: {}", a.ident, a.api_ty())).collect();
@@ -338,7 +391,7 @@ fn emit_api(sig: &OpSig, method: bool) -> String {
             .map(|(i, a)| {
                 if Some(i) == self_idx {
                     "self".to_string()
-                } else if a.default.is_some() {
+                } else if a.in_opts() {
                     if opts {
                         format!("opts.{}", a.ident)
                     } else {
@@ -354,7 +407,8 @@ fn emit_api(sig: &OpSig, method: bool) -> String {
     let pass: Vec<String> = visible.iter().map(|a| a.ident.clone()).collect();
     let pass = pass.join(", ");
     let (callee_prefix, sep) = if method { ("self.", "") } else { ("", "") };
-    let doc = doc_schema(sig);
+    let doc = api_doc(sig, method, false);
+    let doc_example = api_doc(sig, method, true);
     let ret = &sig.ret;
     let n = &sig.name;
     // `add` -> `add_with`; in-place `add_` -> `add_with_` (the trailing `_` still marks in-place).
@@ -372,7 +426,7 @@ fn emit_api(sig: &OpSig, method: bool) -> String {
     // x
     let _ = writeln!(
         s,
-        "{doc}///\n/// # Panics\n/// When the inputs are invalid; [`try_{n}`]({}) returns the error instead.\n#[track_caller]\npub fn {n}({recv}{params}) -> {ret} {{\ncrate::ops_support::unwrap_op({callee_prefix}try_{n}({pass}))\n}}",
+        "{doc_example}///\n/// # Panics\n/// When the inputs are invalid; [`try_{n}`]({}) returns the error instead.\n#[track_caller]\npub fn {n}({recv}{params}) -> {ret} {{\ncrate::ops_support::unwrap_op({callee_prefix}try_{n}({pass}))\n}}",
         if method { format!("Tensor::try_{n}") } else { format!("try_{n}") }
     );
     if has_opts {

@@ -20,9 +20,15 @@ pub struct RustArg {
     pub is_write: bool,
     /// The schema text of the argument (for docs).
     pub text: String,
+    /// A defaulted argument the short API forms take positionally (`positional_defaults:`).
+    pub positional_default: bool,
 }
 
 impl RustArg {
+    /// Whether the argument is a field of the options struct rather than a parameter.
+    pub fn in_opts(&self) -> bool {
+        self.default.is_some() && !self.positional_default
+    }
     pub fn tensor_kind(&self) -> TensorArg {
         names::tensor_arg(&self.schema_ty)
     }
@@ -73,6 +79,15 @@ impl<'a> OpSig<'a> {
     pub fn new(f: &'a NativeFunction) -> Result<OpSig<'a>, String> {
         let s = &f.func;
         let mut args = Vec::new();
+        // The first `positional_defaults` defaulted arguments before the schema's `*`.
+        let positional: Vec<&str> = s
+            .arguments
+            .positional
+            .iter()
+            .filter(|a| a.default.is_some())
+            .take(f.positional_defaults)
+            .map(|a| a.name.as_str())
+            .collect();
         let outs: Vec<&str> = s.arguments.out.iter().map(|a| a.name.as_str()).collect();
         for a in s.arguments.flat_all() {
             let default = match &a.default {
@@ -88,6 +103,7 @@ impl<'a> OpSig<'a> {
                 is_out: outs.contains(&a.name.as_str()),
                 is_write: a.is_write(),
                 text: a.to_string(),
+                positional_default: positional.contains(&a.name.as_str()),
             });
         }
         let ret = names::return_type(&s.returns)?;
@@ -126,11 +142,9 @@ impl<'a> OpSig<'a> {
     pub fn tensor_args(&self) -> Vec<&RustArg> {
         self.args.iter().filter(|a| !matches!(a.tensor_kind(), TensorArg::No)).collect()
     }
+    /// The defaulted arguments the options struct holds (all but the positional ones).
     pub fn defaulted(&self) -> Vec<&RustArg> {
-        self.args.iter().filter(|a| a.default.is_some()).collect()
-    }
-    pub fn required(&self) -> Vec<&RustArg> {
-        self.args.iter().filter(|a| a.default.is_none()).collect()
+        self.args.iter().filter(|a| a.in_opts()).collect()
     }
     pub fn opts_name(&self) -> String {
         format!("{}Opts", names::camel(&self.name))

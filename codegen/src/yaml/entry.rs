@@ -15,7 +15,7 @@ use super::values;
 use crate::backend::DispatchKey;
 
 /// Every key an entry may have.
-pub const ALLOWED_KEYS: [&str; 17] = [
+pub const ALLOWED_KEYS: [&str; 19] = [
     "func",
     "variants",
     "dispatch",
@@ -33,6 +33,8 @@ pub const ALLOWED_KEYS: [&str; 17] = [
     "python_module",
     "manual_cpp_binding",
     "autocast",
+    "positional_defaults",
+    "doc",
 ];
 
 /// Collects errors for one entry, locating them by key.
@@ -106,6 +108,8 @@ pub(crate) fn parse_entry(
             pointwise_check: None,
             pointwise_operands: None,
             autocast: None,
+            positional_defaults: 0,
+            doc: None,
         };
         read_keys(map, &mut nf, &mut r);
         check_entry(map, &nf, &mut r);
@@ -193,6 +197,8 @@ fn read_keys(map: &Mapping, nf: &mut NativeFunction, r: &mut Reporter<'_>) {
             "pointwise_check" => values::string(key, v).map(|s| nf.pointwise_check = Some(s.to_string())),
             "pointwise_operands" => values::string_list(key, v).map(|x| nf.pointwise_operands = Some(x)),
             "autocast" => values::autocast_policy(v).map(|p| nf.autocast = Some(p)),
+            "positional_defaults" => values::count(key, v).map(|n| nf.positional_defaults = n),
+            "doc" => values::op_doc(v).map(|d| nf.doc = Some(d)),
             "device_guard" | "manual_cpp_binding" => values::boolean(key, v).map(drop),
             "python_module" => values::string(key, v).map(drop),
             "autogen" => values::string_list(key, v).map(drop),
@@ -301,6 +307,40 @@ fn check_entry(map: &Mapping, nf: &NativeFunction, r: &mut Reporter<'_>) {
     }
     if let Some(policy) = nf.autocast {
         check_autocast(nf, policy, r);
+    }
+    check_positional_defaults(nf, r);
+    if let Some(doc) = &nf.doc {
+        let names: Vec<&str> = nf.func.arguments.flat_all().into_iter().map(|a| a.name.as_str()).collect();
+        for (arg, _) in &doc.args {
+            if !names.contains(&arg.as_str()) {
+                r.at_key(
+                    "doc",
+                    format!(
+                        "`doc.args` documents `{arg}`, which is not an argument of `{name}` (arguments: {})",
+                        names.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// `positional_defaults: N` may only name defaulted arguments a caller can pass positionally:
+/// the defaulted ones before the schema's `*`.
+fn check_positional_defaults(nf: &NativeFunction, r: &mut Reporter<'_>) {
+    let n = nf.positional_defaults;
+    if n == 0 {
+        return;
+    }
+    let available = nf.func.arguments.positional.iter().filter(|a| a.default.is_some()).count();
+    if n > available {
+        r.at_key(
+            "positional_defaults",
+            format!(
+                "`positional_defaults: {n}` but `{}` has only {available} defaulted positional argument(s) (keyword-only arguments after `*` stay in the options struct)",
+                nf.func.name
+            ),
+        );
     }
 }
 

@@ -130,6 +130,25 @@ pub struct NativeFunction {
     /// `autocast:`, the operator's cast policy under autocast; `None` (the default) makes the
     /// Autocast key a fallthrough for it.
     pub autocast: Option<AutocastPolicy>,
+    /// `positional_defaults:`, how many of the leading defaulted positional arguments the short
+    /// API forms take positionally (`cat(tensors, dim)`); the rest go in the options struct.
+    pub positional_defaults: usize,
+    /// `doc:`, the operator's documentation, shared by its overloads and variants that have none.
+    pub doc: Option<OpDoc>,
+}
+
+/// `doc:`, an operator's documentation as the generated rustdoc shows it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OpDoc {
+    /// `summary:`, one line.
+    pub summary: String,
+    /// `args:`, one line per argument, in the order written.
+    pub args: Vec<(String, String)>,
+    /// `example:`, Rust code run by the tests (`tests/tests/yaml_examples.rs`).
+    pub example: Option<String>,
+    /// The overload the doc was written on, when this entry shares another's (`add_.Tensor`
+    /// shows `add.Tensor`'s doc); `None` where it is written.
+    pub inherited_from: Option<String>,
 }
 
 impl NativeFunction {

@@ -48,7 +48,9 @@ pub fn parse_native_functions(text: &str, file: &str) -> Result<Vec<NativeFuncti
     }
     errors.extend(checks::check_all(&fns, file, &lines));
     if errors.is_empty() {
-        Ok(fns.into_iter().map(|(_, nf)| nf).collect())
+        let mut fns: Vec<NativeFunction> = fns.into_iter().map(|(_, nf)| nf).collect();
+        share_docs(&mut fns);
+        Ok(fns)
     } else {
         errors.sort_by_key(|e| e.loc.line);
         Err(errors)
@@ -63,4 +65,20 @@ fn syntax_error(e: &serde_norway::Error, file: &str, lines: &LineIndex<'_>) -> Y
         None => "<document>".to_string(),
     };
     YamlError { loc: Loc { file: file.to_string(), line }, entry, message: format!("invalid YAML: {e}") }
+}
+
+/// Gives each entry without a `doc:` the doc of the first entry of the same operator (base name,
+/// ignoring the in-place `_` and the overload) that has one: a doc is written once per operator.
+fn share_docs(fns: &mut [NativeFunction]) {
+    let mut docs = std::collections::HashMap::new();
+    for f in fns.iter() {
+        if let Some(doc) = &f.doc {
+            docs.entry(f.func.name.name.base.clone()).or_insert_with(|| (f.func.name.to_string(), doc.clone()));
+        }
+    }
+    for f in fns.iter_mut().filter(|f| f.doc.is_none()) {
+        if let Some((from, doc)) = docs.get(&f.func.name.name.base) {
+            f.doc = Some(super::function::OpDoc { inherited_from: Some(from.clone()), ..doc.clone() });
+        }
+    }
 }

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_norway::Value;
 
-use super::function::{AutocastPolicy, DeviceCheck, Variant};
+use super::function::{AutocastPolicy, DeviceCheck, OpDoc, Variant};
 use crate::backend::DispatchKey;
 
 /// A short description of a value's YAML kind, for "found ..." messages.
@@ -167,4 +167,52 @@ pub(crate) fn dispatch(v: &Value) -> (BTreeMap<DispatchKey, String>, Vec<Dispatc
         }
     }
     (map, problems)
+}
+
+/// A non-negative integer.
+pub(crate) fn count(key: &str, v: &Value) -> Result<usize, String> {
+    match v.as_u64() {
+        Some(n) => usize::try_from(n).map_err(|_| format!("`{key}` is too large")),
+        None => Err(format!("`{key}` must be a non-negative integer, found {}", describe(v))),
+    }
+}
+
+/// `doc:`: a mapping with `summary:` (one line, required), `args:` (argument name to one line)
+/// and `example:` (Rust code).
+pub(crate) fn op_doc(v: &Value) -> Result<OpDoc, String> {
+    let Value::Mapping(map) = v else {
+        return Err(format!("`doc` must be a mapping with `summary`, `args` and `example`, found {}", describe(v)));
+    };
+    let mut doc = OpDoc::default();
+    let mut summary = None;
+    for (k, v) in map {
+        match k.as_str() {
+            Some("summary") => {
+                let s = string("doc.summary", v)?.trim();
+                if s.is_empty() || s.contains('\n') {
+                    return Err("`doc.summary` must be one non-empty line".into());
+                }
+                summary = Some(s.to_string());
+            }
+            Some("args") => {
+                let Value::Mapping(args) = v else {
+                    return Err(format!("`doc.args` must map argument names to one line each, found {}", describe(v)));
+                };
+                for (name, text) in args {
+                    let name = string("doc.args", name)?;
+                    let text = string(&format!("doc.args.{name}"), text)?.trim();
+                    doc.args.push((name.to_string(), text.to_string()));
+                }
+            }
+            Some("example") => doc.example = Some(string("doc.example", v)?.trim_end().to_string()),
+            _ => {
+                return Err(format!(
+                    "unknown key {} in `doc` (allowed: summary, args, example)",
+                    serde_norway::to_string(k).unwrap_or_default().trim()
+                ))
+            }
+        }
+    }
+    doc.summary = summary.ok_or("`doc` needs a one-line `summary`")?;
+    Ok(doc)
 }

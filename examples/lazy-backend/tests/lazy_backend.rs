@@ -5,7 +5,7 @@
 
 use oxten::nn::{Linear, Module};
 use oxten::optim::{Optimizer, Sgd, SgdOpts};
-use oxten::options::{SumDimIntlistOpts, ZerosOpts};
+use oxten::options::ZerosOpts;
 use oxten::{DType, Device, Tensor};
 use oxten_lazy::lazyops::TensorExt as _;
 use oxten_lazy::{graph, init, set_fusion, stats, sync, LAZY};
@@ -20,10 +20,6 @@ fn cpu(sizes: &[i64], seed: u32) -> Tensor {
     Tensor::from_vec(values(sizes.iter().product::<i64>() as usize, seed), sizes).unwrap()
 }
 
-fn keepdim() -> SumDimIntlistOpts {
-    SumDimIntlistOpts { keepdim: true, dtype: None }
-}
-
 fn f32s(t: &Tensor) -> Vec<f32> {
     t.to_device(Device::Cpu).to_vec::<f32>().unwrap()
 }
@@ -33,7 +29,7 @@ fn recorded_operators_build_a_graph_that_runs_when_read() {
     init().unwrap();
     let (a, b) = (cpu(&[4, 3], 1), cpu(&[3, 2], 2));
     let (la, lb) = (a.to_device(LAZY), b.to_device(LAZY));
-    let y = la.mm(&lb).relu().add(&la.sum_dim_intlist_with(Some(&[1]), keepdim()).mul_scalar(0.5));
+    let y = la.mm(&lb).relu().add(&la.sum_dim_intlist(Some(&[1]), true).mul_scalar(0.5));
     assert_eq!((y.device(), y.sizes().to_vec(), y.dtype()), (LAZY, vec![4, 2], DType::F32));
     let text = graph(&y).unwrap();
     assert_eq!(
@@ -43,14 +39,14 @@ fn recorded_operators_build_a_graph_that_runs_when_read() {
          %5 = mul.Scalar(%4, other=Float(0.5)) f32[4, 1]\n%6 = add.Tensor(%3, %5, alpha=Int(1)) f32[4, 2]\nreturn %6\n",
         "{text}"
     );
-    let want = a.mm(&b).relu().add(&a.sum_dim_intlist_with(Some(&[1]), keepdim()).mul_scalar(0.5));
+    let want = a.mm(&b).relu().add(&a.sum_dim_intlist(Some(&[1]), true).mul_scalar(0.5));
     assert_eq!(f32s(&y), f32s(&want));
     // Once read, the graph is data.
     assert_eq!(graph(&y).unwrap(), "%0 = data f32[4, 2]\nreturn %0\n");
     // Printing and `item` read too.
     assert_eq!(y.to_string(), format!("{}, device='lazy:0')", want.to_string().strip_suffix(')').unwrap()));
-    let s = la.sum_dim_intlist(None);
-    assert!((s.item::<f32>().unwrap() - a.sum_dim_intlist(None).item::<f32>().unwrap()).abs() < 1e-6);
+    let s = la.sum_dim_intlist(None, false);
+    assert!((s.item::<f32>().unwrap() - a.sum_dim_intlist(None, false).item::<f32>().unwrap()).abs() < 1e-6);
 }
 
 #[test]
@@ -175,7 +171,7 @@ fn other_operators_and_the_crates_own_operator_run_through_the_fallback() {
     let y = l.scaled_tanh_with(oxten_lazy::lazyops::options::ScaledTanhOpts { scale: 3.0.into() });
     let want = a.tanh().mul_scalar(3.0);
     assert_eq!(f32s(&y), f32s(&want));
-    y.sum_dim_intlist(None).backward();
+    y.sum_dim_intlist(None, false).backward();
     let g = f32s(&l.grad().unwrap());
     let t = a.tanh().to_vec::<f32>().unwrap();
     for (gi, ti) in g.iter().zip(&t) {

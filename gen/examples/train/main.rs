@@ -21,7 +21,7 @@ use digits::{Digits, SplitMix64};
 use oxten::autocast::AutocastGuard;
 use oxten::nn::{BatchNorm2d, Conv2d, Dropout, Flatten, Linear, MaxPool2d, Module, ReLU, Sequential};
 use oxten::optim::{AdamOpts, AdamW, CosineAnnealingLr, LrScheduler, Optimizer};
-use oxten::options::{ArgmaxOpts, ContiguousOpts};
+use oxten::options::ContiguousOpts;
 use oxten::{DType, Device, MemoryFormat, Result, Tensor};
 use progress::Progress;
 use std::path::PathBuf;
@@ -99,7 +99,7 @@ fn evaluate(
         let (x, y) = data.batch(indices);
         let logits = net.forward(&prep(x))?;
         let loss = oxten::try_cross_entropy_loss(&logits, &y)?.item::<f32>()? as f64;
-        let pred = logits.try_argmax_with(ArgmaxOpts { dim: Some(1), keepdim: false })?;
+        let pred = logits.try_argmax(Some(1), false)?;
         let correct = pred.try_eq(&y)?.try_sum()?.item::<i64>()?;
         Ok((loss, correct as f64 / indices.len() as f64))
     })
@@ -158,7 +158,7 @@ fn main() -> Result<()> {
             opt.step()?;
             let l = loss.item::<f32>()? as f64;
             sum_loss += l * batch.len() as f64;
-            let pred = logits.detach().try_argmax_with(ArgmaxOpts { dim: Some(1), keepdim: false })?;
+            let pred = logits.detach().try_argmax(Some(1), false)?;
             correct += pred.try_eq(&y)?.try_sum()?.item::<i64>()?;
             bar.update(i + 1, sum_loss / order[..(i * args.batch + batch.len())].len() as f64);
         }
@@ -186,8 +186,8 @@ fn main() -> Result<()> {
     let model_path = out.join("digits_cnn.safetensors");
     oxten::safetensors::save(&model_path, &net.state_dict(), None)?;
     let plot_path = out.join("training.png");
-    let chart = plot::loss_and_accuracy(&train_loss, &test_loss, &train_acc, &test_acc);
-    plot::save_png(&plot_path, &chart).map_err(|e| oxten::Error::runtime(format!("{}: {e}", plot_path.display())))?;
+    plot::save_training_chart(&plot_path, &train_loss, &test_loss, &train_acc, &test_acc)
+        .map_err(|e| oxten::Error::runtime(format!("{}: {e}", plot_path.display())))?;
     println!("saved the model to {} and the plot to {}", model_path.display(), plot_path.display());
     Ok(())
 }

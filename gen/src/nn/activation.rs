@@ -65,6 +65,6 @@ impl Default for Flatten {
 
 impl Module for Flatten {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        x.try_flatten_with(crate::options::FlattenOpts { start_dim: self.start_dim, end_dim: self.end_dim })
+        x.try_flatten_with(self.start_dim, crate::options::FlattenOpts { end_dim: self.end_dim })
     }
 }

@@ -61,13 +61,10 @@ impl Module for Conv2d {
         crate::try_conv2d_with(
             x,
             &self.weight,
-            Conv2dOpts {
-                bias: self.bias.as_ref(),
-                stride: &self.stride,
-                padding: &self.padding,
-                dilation: &self.dilation,
-                groups: self.groups,
-            },
+            self.bias.as_ref(),
+            &self.stride,
+            &self.padding,
+            Conv2dOpts { dilation: &self.dilation, groups: self.groups },
         )
     }
 

@@ -35,7 +35,7 @@ impl Linear {
 
 impl Module for Linear {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        crate::try_linear_with(x, &self.weight, crate::options::LinearOpts { bias: self.bias.as_ref() })
+        crate::try_linear(x, &self.weight, self.bias.as_ref())
     }
 
     fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {

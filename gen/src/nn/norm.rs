@@ -109,12 +109,9 @@ impl Module for LayerNorm {
         crate::try_layer_norm_with(
             x,
             &self.normalized_shape,
-            crate::options::LayerNormOpts {
-                weight: Some(&self.weight),
-                bias: Some(&self.bias),
-                eps: self.eps,
-                cudnn_enable: false,
-            },
+            Some(&self.weight),
+            Some(&self.bias),
+            crate::options::LayerNormOpts { eps: self.eps, cudnn_enable: false },
         )
     }
 
@@ -154,12 +151,9 @@ impl Module for GroupNorm {
         crate::try_group_norm_with(
             x,
             self.num_groups,
-            crate::options::GroupNormOpts {
-                weight: Some(&self.weight),
-                bias: Some(&self.bias),
-                eps: self.eps,
-                cudnn_enabled: false,
-            },
+            Some(&self.weight),
+            Some(&self.bias),
+            crate::options::GroupNormOpts { eps: self.eps, cudnn_enabled: false },
         )
     }
 

@@ -11,6 +11,8 @@ mod convert;
 mod data;
 mod element;
 mod layout;
+#[cfg(feature = "ndarray")]
+mod ndarray_interop;
 mod print;
 pub use convert::{dtype_names, from_literal, Literal};
 

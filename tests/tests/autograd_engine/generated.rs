@@ -14,11 +14,10 @@ use std::sync::{Arc, Mutex};
 mod generated_kernels {
     use super::{close, leaf, t, vals};
     use oxten::autograd::*;
-    use oxten::options::SliceOpts;
     use oxten::Tensor;
 
     fn sl(x: &Tensor, start: i64, end: i64) -> Tensor {
-        x.slice_with(SliceOpts { dim: 0, start: Some(start), end: Some(end), step: 1 })
+        x.slice(0, Some(start), Some(end), 1)
     }
 
     #[test]

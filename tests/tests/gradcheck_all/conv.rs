@@ -93,7 +93,7 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             conv(&x[0], &x[1], Some(&x[2]), &[2], &[1], &[1], false, &[0], 1)
         }),
         case("convolution", "conv2d, unbatched, padding='same'", vec![r.any(&[2, 4, 4]), r.any(&[2, 2, 2, 3])], |x| {
-            oxten::try_conv2d_padding_with(&x[0], &x[1], Conv2dPaddingOpts { padding: "same", ..Default::default() })
+            oxten::try_conv2d_padding(&x[0], &x[1], None, &[1, 1], "same")
         }),
         // ---- convolution_backward (double backward of convolution) ----
         Case {

@@ -30,7 +30,7 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("mul.Tensor", "in-place", vec![r.any(&[2, 3]), r.any(&[2, 3])], |x| fresh(&x[0])?.try_mul_(&x[1])),
         case("mul.Tensor", "in-place on a slice of a base", vec![r.any(&[4, 2]), r.any(&[2])], |x| {
             let base = fresh(&x[0])?;
-            base.try_slice_with(SliceOpts { dim: 0, start: Some(1), end: Some(3), step: 1 })?.try_mul_(&x[1])?;
+            base.try_slice(0, Some(1), Some(3), 1)?.try_mul_(&x[1])?;
             Ok(base)
         }),
         case("mul.Scalar", "", vec![r.any(&[4])], |x| x[0].try_mul_scalar(-3.0)),
@@ -87,19 +87,17 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         }),
         // ---- reductions ----
         case("sum", "", vec![r.transposed(&[2, 3])], |x| x[0].try_sum()),
-        case("sum.dim_IntList", "dim 1", vec![r.any(&[2, 3])], |x| x[0].try_sum_dim_intlist(Some(&[1]))),
+        case("sum.dim_IntList", "dim 1", vec![r.any(&[2, 3])], |x| x[0].try_sum_dim_intlist(Some(&[1]), false)),
         case("sum.dim_IntList", "dims (0, -1), keepdim", vec![r.any(&[2, 3, 2])], |x| {
-            x[0].try_sum_dim_intlist_with(Some(&[0, -1]), SumDimIntlistOpts { keepdim: true, dtype: None })
+            x[0].try_sum_dim_intlist_with(Some(&[0, -1]), true, SumDimIntlistOpts { dtype: None })
         }),
-        case("sum.dim_IntList", "all dims", vec![r.any(&[2, 3])], |x| x[0].try_sum_dim_intlist(None)),
-        case("mean.dim", "dim 0", vec![r.transposed(&[2, 3])], |x| x[0].try_mean_dim(Some(&[0]))),
+        case("sum.dim_IntList", "all dims", vec![r.any(&[2, 3])], |x| x[0].try_sum_dim_intlist(None, false)),
+        case("mean.dim", "dim 0", vec![r.transposed(&[2, 3])], |x| x[0].try_mean_dim(Some(&[0]), false)),
         case("mean.dim", "all dims, keepdim", vec![r.any(&[2, 3])], |x| {
-            x[0].try_mean_dim_with(None, MeanDimOpts { keepdim: true, dtype: None })
+            x[0].try_mean_dim_with(None, true, MeanDimOpts { dtype: None })
         }),
-        case("amax", "dim 1", vec![r.distinct(&[2, 4])], |x| {
-            x[0].try_amax_with(AmaxOpts { dim: &[1], keepdim: false })
-        }),
-        case("amax", "all dims", vec![r.distinct(&[2, 3])], |x| x[0].try_amax()),
+        case("amax", "dim 1", vec![r.distinct(&[2, 4])], |x| x[0].try_amax(&[1], false)),
+        case("amax", "all dims", vec![r.distinct(&[2, 3])], |x| x[0].try_amax(&[], false)),
         case("amin", "dim 0, keepdim", vec![r.distinct(&[3, 2])], |x| {
             x[0].try_amin_with(AminOpts { dim: &[0], keepdim: true })
         }),
@@ -108,15 +106,13 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             what: "values (indices are not differentiable)",
             inputs: vec![r.distinct(&[3, 4])],
             f: Box::new(|x| {
-                let (values, indices) = x[0].try_max_dim(1)?;
+                let (values, indices) = x[0].try_max_dim(1, false)?;
                 Ok(vec![values, indices])
             }),
             gradgrad: true,
             eps: 1e-6,
         },
-        case("max.dim", "keepdim", vec![r.distinct(&[3, 4])], |x| {
-            Ok(x[0].try_max_dim_with(0, MaxDimOpts { keepdim: true })?.0)
-        }),
+        case("max.dim", "keepdim", vec![r.distinct(&[3, 4])], |x| Ok(x[0].try_max_dim(0, true)?.0)),
         // ---- matrix products ----
         case("mm", "", vec![r.any(&[2, 3]), r.any(&[3, 4])], |x| x[0].try_mm(&x[1])),
         case("mm", "transposed (column-major) self", vec![r.transposed(&[3, 2]), r.any(&[2, 4])], |x| {
@@ -137,7 +133,7 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         }),
         case("copy_", "into a slice of a base", vec![r.any(&[4]), r.any(&[2])], |x| {
             let base = fresh(&x[0])?;
-            base.try_slice_with(SliceOpts { dim: 0, start: Some(1), end: Some(3), step: 1 })?.try_copy_(&x[1])?;
+            base.try_slice(0, Some(1), Some(3), 1)?.try_copy_(&x[1])?;
             base.try_mul(&base)
         }),
         // ---- copies ----
@@ -166,9 +162,7 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("squeeze.dim", "size-1 dim", vec![r.any(&[1, 3])], |x| x[0].try_squeeze_dim(0)?.try_exp()),
         case("squeeze.dim", "other dim (no-op)", vec![r.any(&[2, 3])], |x| x[0].try_squeeze_dim(-1)?.try_exp()),
         case("unsqueeze", "", vec![r.any(&[2, 3])], |x| x[0].try_unsqueeze(1)?.try_exp()),
-        case("slice.Tensor", "step 2", vec![r.any(&[2, 5])], |x| {
-            x[0].try_slice_with(SliceOpts { dim: 1, start: Some(1), end: Some(5), step: 2 })?.try_exp()
-        }),
+        case("slice.Tensor", "step 2", vec![r.any(&[2, 5])], |x| x[0].try_slice(1, Some(1), Some(5), 2)?.try_exp()),
         case("select.int", "", vec![r.any(&[3, 4])], |x| x[0].try_select(0, 1)?.try_exp()),
         case("select.int", "negative index, transposed", vec![r.transposed(&[3, 4])], |x| {
             x[0].try_select(1, -1)?.try_exp()

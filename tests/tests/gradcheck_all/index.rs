@@ -24,23 +24,21 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
     vec![
         // ---- cat, stack ----
         case("cat", "dim 0, three inputs", vec![r.any(&[2, 3]), r.any(&[1, 3]), r.any(&[3, 3])], |x| {
-            oxten::try_cat(&[x[0].clone(), x[1].clone(), x[2].clone()])
+            oxten::try_cat(&[x[0].clone(), x[1].clone(), x[2].clone()], 0)
         }),
         case("cat", "dim -1, transposed input", vec![r.transposed(&[3, 2]), r.any(&[3, 4])], |x| {
-            oxten::try_cat_with(&[x[0].clone(), x[1].clone()], CatOpts { dim: -1 })
+            oxten::try_cat(&[x[0].clone(), x[1].clone()], -1)
         }),
         case("cat", "legacy empty input and a constant", vec![r.any(&[2, 2]), r.any(&[0])], |x| {
             let c = Tensor::from_vec(vec![1.0f64, 2.0], &[1, 2])?;
-            oxten::try_cat(&[x[1].clone(), x[0].clone(), c])?.try_mul(&x[0].try_sum()?)
+            oxten::try_cat(&[x[1].clone(), x[0].clone(), c], 0)?.try_mul(&x[0].try_sum()?)
         }),
-        case("cat", "same input twice", vec![r.any(&[2, 3])], |x| {
-            oxten::try_cat_with(&[x[0].clone(), x[0].clone()], CatOpts { dim: 1 })
-        }),
+        case("cat", "same input twice", vec![r.any(&[2, 3])], |x| oxten::try_cat(&[x[0].clone(), x[0].clone()], 1)),
         case("stack", "dim 0", vec![r.any(&[2, 3]), r.any(&[2, 3])], |x| {
-            oxten::try_stack(&[x[0].clone(), x[1].clone()])
+            oxten::try_stack(&[x[0].clone(), x[1].clone()], 0)
         }),
         case("stack", "new last dim, transposed", vec![r.transposed(&[2, 3]), r.any(&[2, 3]), r.any(&[2, 3])], |x| {
-            oxten::try_stack_with(&[x[0].clone(), x[1].clone(), x[2].clone()], StackOpts { dim: -1 })
+            oxten::try_stack(&[x[0].clone(), x[1].clone(), x[2].clone()], -1)
         }),
         // ---- index_select, gather, scatter ----
         case("index_select", "dim 1, repeated indices", vec![r.any(&[2, 4])], {
@@ -139,11 +137,9 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("repeat", "zero repeats", vec![r.any(&[2])], |x| {
             x[0].try_repeat(&[0, 2])?.try_sum()?.try_add(&x[0].try_mul_scalar(2.0)?)
         }),
-        case("roll", "one dim", vec![r.any(&[3, 4])], |x| x[0].try_roll_with(&[1], RollOpts { dims: &[1] })),
-        case("roll", "two dims", vec![r.transposed(&[3, 4])], |x| {
-            x[0].try_roll_with(&[2, -1], RollOpts { dims: &[0, 1] })
-        }),
-        case("roll", "flattened", vec![r.any(&[3, 4])], |x| x[0].try_roll(&[5])),
+        case("roll", "one dim", vec![r.any(&[3, 4])], |x| x[0].try_roll(&[1], &[1])),
+        case("roll", "two dims", vec![r.transposed(&[3, 4])], |x| x[0].try_roll(&[2, -1], &[0, 1])),
+        case("roll", "flattened", vec![r.any(&[3, 4])], |x| x[0].try_roll(&[5], &[])),
         case("flip", "", vec![r.any(&[2, 3, 4])], |x| x[0].try_flip(&[0, -1])),
         case("flip", "transposed", vec![r.transposed(&[3, 4])], |x| x[0].try_flip(&[1])),
         // ---- tril, triu ----

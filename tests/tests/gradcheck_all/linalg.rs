@@ -44,7 +44,7 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         // ---- dot ----
         case("dot", "", vec![r.any(&[5]), r.any(&[5])], |x| x[0].try_dot(&x[1])),
         case("dot", "strided", vec![r.any(&[6]), r.any(&[3, 2])], |x| {
-            let every_other = x[0].try_slice_with(SliceOpts { dim: 0, start: Some(0), end: None, step: 2 })?;
+            let every_other = x[0].try_slice(0, Some(0), None, 2)?;
             every_other.try_dot(&x[1].try_select(1, 0)?)
         }),
         case("dot", "same input twice", vec![r.any(&[4])], |x| x[0].try_dot(&x[0])),

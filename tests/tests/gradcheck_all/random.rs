@@ -65,7 +65,7 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             dropout_out(&x[0], 0.5, Some(true))
         }),
         case("native_dropout", "strided slice (not dense)", vec![r.any(&[4, 6])], |x| {
-            let s = x[0].try_slice_with(SliceOpts { dim: 1, start: Some(0), end: Some(6), step: 2 })?;
+            let s = x[0].try_slice(1, Some(0), Some(6), 2)?;
             dropout_out(&s, 0.5, Some(true))
         }),
         case("native_dropout_backward", "", vec![r.any(&[2, 3])], |x| {

@@ -103,7 +103,7 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         // ---- min / max ----
         Case {
             f: Box::new(|x| {
-                let (values, indices) = x[0].try_min_dim(1)?;
+                let (values, indices) = x[0].try_min_dim(1, false)?;
                 Ok(vec![values, indices])
             }),
             ..case(
@@ -117,7 +117,7 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             "min.dim",
             "keepdim, transposed",
             vec![r.distinct(&[3, 4]).try_t().unwrap().detach().requires_grad_(true)],
-            |x| Ok(x[0].try_min_dim_with(0, MinDimOpts { keepdim: true })?.0),
+            |x| Ok(x[0].try_min_dim(0, true)?.0),
         ),
         case("min", "", vec![r.distinct(&[3, 4])], |x| x[0].try_min()),
         Case {
