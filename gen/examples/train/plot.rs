@@ -14,8 +14,8 @@ use std::sync::Once;
 
 const PANEL_W: u32 = 480;
 const PANEL_H: u32 = 400;
-const BLUE: RGBColor = RGBColor(31, 119, 180);
-const ORANGE: RGBColor = RGBColor(255, 127, 14);
+pub const BLUE: RGBColor = RGBColor(31, 119, 180);
+pub const ORANGE: RGBColor = RGBColor(255, 127, 14);
 const FONT: &[u8] = include_bytes!("fonts/DejaVuSans-ascii.ttf");
 
 /// One curve: its legend name and one value per epoch (non-finite values leave a gap).

@@ -117,3 +117,32 @@ impl<M: Module + ?Sized> Module for Box<M> {
         (**self).set_training(training)
     }
 }
+
+/// `torch.nn.utils.clip_grad_norm_`: scales the gradients of `parameters` in place so that their
+/// joint 2-norm is at most `max_norm` (by `max_norm / (norm + 1e-6)` when it is larger), and
+/// returns the norm before clipping. Parameters without a gradient are skipped; a non-finite
+/// norm is an error, as with PyTorch's `error_if_nonfinite=True`.
+pub fn clip_grad_norm_(parameters: &[impl AsRef<Tensor>], max_norm: f64) -> Result<f64> {
+    crate::autograd::no_grad(|| {
+        let grads: Vec<Tensor> = parameters.iter().filter_map(|p| p.as_ref().grad()).collect();
+        let mut total = 0.0f64;
+        for g in &grads {
+            let n = g.try_to_dtype(crate::DType::F64)?.try_pow_tensor_scalar(2)?.try_sum()?.item::<f64>()?;
+            total += n;
+        }
+        let norm = total.sqrt();
+        if !norm.is_finite() {
+            return Err(crate::Error::runtime(format!(
+                "The total norm of order 2.0 for gradients from `parameters` is non-finite ({norm}), so it cannot be clipped"
+            ))
+            .in_op("clip_grad_norm_"));
+        }
+        let coef = (max_norm / (norm + 1e-6)).min(1.0);
+        if coef < 1.0 {
+            for g in &grads {
+                g.try_mul_scalar_(coef)?;
+            }
+        }
+        Ok(norm)
+    })
+}

@@ -7,6 +7,8 @@
 //! * [`softmax`]: structured `_softmax` / `_log_softmax` and their backward kernels (max
 //!   subtracted, f32 accumulation for f16/bf16, any dim, a vectorizable last-dim path split over the thread pool
 //!   over rows), the `softmax.int` / `log_softmax.int` composites and `logsumexp`.
+//! * [`attention`]: `scaled_dot_product_attention`, its math decomposition and the fused CPU
+//!   forward and backward kernels (blocked, online softmax).
 //! * [`loss`]: `nll_loss_forward` / `nll_loss_backward` (structured), the `nll_loss`,
 //!   `nll_loss_nd` and `cross_entropy_loss` composites, `mse_loss` (+ backward) and
 //!   `binary_cross_entropy_with_logits`.
@@ -15,6 +17,7 @@
 //! [`REDUCTION_SUM`] (2).
 
 mod activation;
+mod attention;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod loss;

@@ -208,5 +208,35 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("binary_cross_entropy_with_logits", "none, broadcast input", vec![r.any(&[4]), r.pos(&[2, 4])], |x| {
             bce(x, Some(&constant(&[2.0], &[1])), None, NONE)
         }),
+        // ---- attention (the fused kernel; second derivatives through the math decomposition) ----
+        case(
+            "_scaled_dot_product_flash_attention_for_cpu",
+            "plain",
+            vec![r.any(&[1, 2, 3, 4]), r.any(&[1, 2, 5, 4]), r.any(&[1, 2, 5, 3])],
+            |x| Ok(oxten::try__scaled_dot_product_flash_attention_for_cpu(&x[0], &x[1], &x[2])?.0),
+        ),
+        case(
+            "_scaled_dot_product_flash_attention_for_cpu",
+            "causal, scale",
+            vec![r.any(&[2, 1, 4, 3]), r.any(&[2, 1, 4, 3]), r.any(&[2, 1, 4, 2])],
+            |x| {
+                let o = ScaledDotProductFlashAttentionForCpuOpts {
+                    is_causal: true,
+                    scale: Some(0.7),
+                    ..Default::default()
+                };
+                Ok(oxten::try__scaled_dot_product_flash_attention_for_cpu_with(&x[0], &x[1], &x[2], o)?.0)
+            },
+        ),
+        case(
+            "_scaled_dot_product_flash_attention_for_cpu",
+            "float mask",
+            vec![r.any(&[1, 2, 3, 2]), r.any(&[1, 2, 4, 2]), r.any(&[1, 2, 4, 2])],
+            |x| {
+                let mask = constant(&[0.5, -1.0, 0.0, 2.0, -0.5, 1.0, 0.25, -2.0, 1.5, 0.0, -0.75, 0.3], &[3, 4]);
+                let o = ScaledDotProductFlashAttentionForCpuOpts { attn_mask: Some(&mask), ..Default::default() };
+                Ok(oxten::try__scaled_dot_product_flash_attention_for_cpu_with(&x[0], &x[1], &x[2], o)?.0)
+            },
+        ),
     ]
 }

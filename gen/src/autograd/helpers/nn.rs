@@ -159,3 +159,47 @@ pub fn binary_cross_entropy_with_logits_target_backward(
     };
     weigh_and_reduce(ops::mul::call(&g, grad)?, weight, reduction, target.numel())
 }
+
+/// The gradients of the fused attention kernel's `query`, `key` and `value` (those `mask` asks
+/// for): from its backward kernel, or, under `create_graph`, from the math decomposition with a
+/// graph (so attention has second derivatives).
+#[allow(clippy::too_many_arguments)]
+pub fn sdpa_flash_grads(
+    grad: &Tensor,
+    query: &Tensor,
+    key: &Tensor,
+    value: &Tensor,
+    out: &Tensor,
+    logsumexp: &Tensor,
+    dropout_p: f64,
+    is_causal: bool,
+    attn_mask: Option<&Tensor>,
+    scale: Option<f64>,
+    mask: [bool; 3],
+) -> Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+    if oxten_runtime::autograd::is_grad_enabled() {
+        // create_graph: the gradients must be differentiable again, and the fused backward kernel
+        // is not (its outputs are marked non-differentiable). Recompute the attention with the
+        // math decomposition and differentiate it with a graph, as a double backward through
+        // PyTorch's math path does.
+        let recomputed = ops::_scaled_dot_product_attention_math::call(
+            query, key, value, attn_mask, dropout_p, is_causal, None, scale, false,
+        )?
+        .0;
+        let wanted: Vec<&Tensor> =
+            [query, key, value].into_iter().zip(mask).filter(|(_, m)| *m).map(|(t, _)| t).collect();
+        let opts = oxten_runtime::autograd::GradOpts {
+            grad_outputs: vec![Some(grad.clone())],
+            create_graph: true,
+            allow_unused: true,
+            ..Default::default()
+        };
+        let mut g = oxten_runtime::autograd::grad_with(&[&recomputed], &wanted, opts)?.into_iter();
+        let mut next = |m: bool| if m { g.next().flatten() } else { None };
+        return Ok((next(mask[0]), next(mask[1]), next(mask[2])));
+    }
+    let (dq, dk, dv) = ops::_scaled_dot_product_flash_attention_for_cpu_backward::call(
+        grad, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale,
+    )?;
+    Ok((mask[0].then_some(dq), mask[1].then_some(dk), mask[2].then_some(dv)))
+}

@@ -1,0 +1,60 @@
+"""The cases of gen/benches/attention.rs, measured in PyTorch eager on this machine.
+
+Prints one line per case: `name median_seconds` (medians over repeated timed loops, like
+criterion's). Run right after `cargo bench -p oxten --bench attention` and compare the medians.
+"""
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+
+
+def median_time(fn, min_time=1.0, reps=10):
+    fn()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt > min_time / reps:
+            break
+        n *= 2
+    samples = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        samples.append((time.perf_counter() - t0) / n)
+    return statistics.median(samples)
+
+
+def rand_tensor(shape, dtype, salt):
+    n = 1
+    for s in shape:
+        n *= s
+    i = torch.arange(n, dtype=torch.int64) + salt
+    return ((i * 7919 % 1000).to(torch.float32) / 500.0 - 1.0).reshape(shape).to(dtype)
+
+
+def main():
+    shape = (8, 8, 512, 64)
+    print(f"# torch {torch.__version__}, {torch.get_num_threads()} threads")
+    for dtype, name in [(torch.float32, "float32"), (torch.bfloat16, "bfloat16")]:
+        q, k, v = (rand_tensor(shape, dtype, s) for s in range(3))
+        with torch.no_grad():
+            t = median_time(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+        print(f"sdpa_causal_forward_{name} {t:.6f}")
+        q, k, v = (x.requires_grad_(True) for x in (q, k, v))
+        go = rand_tensor(shape, dtype, 3)
+
+        def step():
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            torch.autograd.grad(out, (q, k, v), go)
+
+        print(f"sdpa_causal_forward_backward_{name} {median_time(step):.6f}")
+
+
+if __name__ == "__main__":
+    main()
