@@ -3,39 +3,10 @@
 Prints one line per case: `name median_seconds` (medians over repeated timed loops, like
 criterion's). Run right after `cargo bench -p oxten --bench attention` and compare the medians.
 """
-import statistics
-import time
-
 import torch
 import torch.nn.functional as F
 
-
-def median_time(fn, min_time=1.0, reps=10):
-    fn()
-    n = 1
-    while True:
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        dt = time.perf_counter() - t0
-        if dt > min_time / reps:
-            break
-        n *= 2
-    samples = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(n):
-            fn()
-        samples.append((time.perf_counter() - t0) / n)
-    return statistics.median(samples)
-
-
-def rand_tensor(shape, dtype, salt):
-    n = 1
-    for s in shape:
-        n *= s
-    i = torch.arange(n, dtype=torch.int64) + salt
-    return ((i * 7919 % 1000).to(torch.float32) / 500.0 - 1.0).reshape(shape).to(dtype)
+from bench_linalg_pytorch import median_time, rand_tensor
 
 
 def main():

@@ -77,7 +77,13 @@ fn generated_api_reads_like_hand_written_code() {
         assert!(ops.contains(needle), "missing `{needle}`");
     }
     // Operators without a `doc:` still say what they are.
-    assert!(ops.contains("/// The `sin` operator. /// /// PyTorch: `torch.sin`, `Tensor.sin` (`aten::sin`)."));
+    assert!(ops.contains(
+        "/// The sine of each element (in radians). /// /// PyTorch: `torch.sin`, `Tensor.sin` (`aten::sin`)."
+    ));
+    let bare =
+        generate_from_str("- func: foo(Tensor self) -> Tensor\n  variants: function, method\n", "x.yaml").unwrap();
+    assert!(squash(bare.get("ops.rs"))
+        .contains("/// The `foo` operator. /// /// PyTorch: `torch.foo`, `Tensor.foo` (`aten::foo`)."));
     // Out ops have no method form.
     assert!(!ops.contains("pub fn add_out(&self"));
 }

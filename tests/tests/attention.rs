@@ -68,50 +68,47 @@ fn max_diff(a: &Tensor, b: &Tensor) -> f64 {
     a.iter().zip(&b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max)
 }
 
-/// The math decomposition's output and input gradients for an output gradient `go`.
-fn math(q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>, causal: bool, go: &Tensor) -> Vec<Tensor> {
+/// `f`'s output for fresh leaves of `q`, `k`, `v`, and their gradients for the output gradient `go`.
+fn with_grads(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    go: &Tensor,
+    f: impl Fn(&Tensor, &Tensor, &Tensor) -> Tensor,
+) -> Vec<Tensor> {
     let (q, k, v) = (q.detach().requires_grad_(true), k.detach().requires_grad_(true), v.detach().requires_grad_(true));
-    let out = oxten::_scaled_dot_product_attention_math_with(
-        &q,
-        &k,
-        &v,
-        oxten::options::ScaledDotProductAttentionMathOpts { attn_mask: mask, is_causal: causal, ..Default::default() },
-    )
-    .0;
-    let g = oxten::autograd::grad_with(
-        &[&out],
-        &[&q, &k, &v],
-        oxten::autograd::GradOpts { grad_outputs: vec![Some(go.clone())], ..Default::default() },
-    )
-    .unwrap();
+    let out = f(&q, &k, &v);
+    let opts = oxten::autograd::GradOpts { grad_outputs: vec![Some(go.clone())], ..Default::default() };
+    let g = oxten::autograd::grad_with(&[&out], &[&q, &k, &v], opts).unwrap();
     let mut r = vec![out.detach()];
     r.extend(g.into_iter().map(Option::unwrap));
     r
 }
 
-/// The fused kernel's output and gradients.
-fn fused(q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>, causal: bool, go: &Tensor) -> Vec<Tensor> {
-    let (q, k, v) = (q.detach().requires_grad_(true), k.detach().requires_grad_(true), v.detach().requires_grad_(true));
-    let (out, lse) = oxten::_scaled_dot_product_flash_attention_for_cpu_with(
-        &q,
-        &k,
-        &v,
-        oxten::options::ScaledDotProductFlashAttentionForCpuOpts {
+/// The math decomposition's output and input gradients.
+fn math(q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>, causal: bool, go: &Tensor) -> Vec<Tensor> {
+    with_grads(q, k, v, go, |q, k, v| {
+        let o = oxten::options::ScaledDotProductAttentionMathOpts {
             attn_mask: mask,
             is_causal: causal,
             ..Default::default()
-        },
-    );
-    assert_eq!(lse.sizes()[..], q.sizes()[..3]);
-    let g = oxten::autograd::grad_with(
-        &[&out],
-        &[&q, &k, &v],
-        oxten::autograd::GradOpts { grad_outputs: vec![Some(go.clone())], ..Default::default() },
-    )
-    .unwrap();
-    let mut r = vec![out.detach()];
-    r.extend(g.into_iter().map(Option::unwrap));
-    r
+        };
+        oxten::_scaled_dot_product_attention_math_with(q, k, v, o).0
+    })
+}
+
+/// The fused kernel's output and input gradients.
+fn fused(q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>, causal: bool, go: &Tensor) -> Vec<Tensor> {
+    with_grads(q, k, v, go, |q, k, v| {
+        let o = oxten::options::ScaledDotProductFlashAttentionForCpuOpts {
+            attn_mask: mask,
+            is_causal: causal,
+            ..Default::default()
+        };
+        let (out, lse) = oxten::_scaled_dot_product_flash_attention_for_cpu_with(q, k, v, o);
+        assert_eq!(lse.sizes()[..], q.sizes()[..3]);
+        out
+    })
 }
 
 #[test]

@@ -51,37 +51,27 @@ trait Acc:
     fn of(x: f64) -> Self;
 }
 
-impl Acc for f32 {
-    const ZERO: f32 = 0.0;
-    const ONE: f32 = 1.0;
-    const NEG_INF: f32 = f32::NEG_INFINITY;
-    const DTYPE: DType = DType::F32;
-    fn exp(self) -> f32 {
-        f32::exp(self)
-    }
-    fn ln(self) -> f32 {
-        f32::ln(self)
-    }
-    fn of(x: f64) -> f32 {
-        x as f32
-    }
+macro_rules! acc {
+    ($t:ty, $d:expr) => {
+        impl Acc for $t {
+            const ZERO: $t = 0.0;
+            const ONE: $t = 1.0;
+            const NEG_INF: $t = <$t>::NEG_INFINITY;
+            const DTYPE: DType = $d;
+            fn exp(self) -> $t {
+                <$t>::exp(self)
+            }
+            fn ln(self) -> $t {
+                <$t>::ln(self)
+            }
+            fn of(x: f64) -> $t {
+                x as $t
+            }
+        }
+    };
 }
-
-impl Acc for f64 {
-    const ZERO: f64 = 0.0;
-    const ONE: f64 = 1.0;
-    const NEG_INF: f64 = f64::NEG_INFINITY;
-    const DTYPE: DType = DType::F64;
-    fn exp(self) -> f64 {
-        f64::exp(self)
-    }
-    fn ln(self) -> f64 {
-        f64::ln(self)
-    }
-    fn of(x: f64) -> f64 {
-        x
-    }
-}
+acc!(f32, DType::F32);
+acc!(f64, DType::F64);
 
 /// `dst[m × n] (row stride ldd) = [dst +] s · A[m × k] · B[k × n]`, operands by address and
 /// (row, column) strides in elements, on the calling thread.
