@@ -4,7 +4,10 @@ use std::fmt;
 
 /// An error from an operator or from the runtime. The message names the operator, the argument
 /// and what is wrong, the way PyTorch's `TORCH_CHECK` messages do.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// `Debug` shows the kind and the message (`ValueError: linear: …`), so that `fn main() ->
+/// Result<()>` and `unwrap` print a readable error rather than the struct's fields.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Error {
     /// The operator the user called (`"linear"`), or the runtime function the error came from;
     /// empty if unknown.
@@ -87,6 +90,12 @@ impl Error {
     /// An allocation of `nbytes` bytes of `what` was refused.
     pub fn out_of_memory(nbytes: u128, what: &str) -> Self {
         Self::new(ErrorKind::OutOfMemory, format!("out of memory: tried to allocate {nbytes} bytes of {what}"))
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}Error: {self}", self.kind)
     }
 }
 
