@@ -374,12 +374,16 @@ fn tensor_from_le_bytes(
     if let (Some(map), true, true, false) = (mapping, aligned, cfg!(target_endian = "little"), bytes.is_empty()) {
         let ctx = Arc::into_raw(Arc::clone(map)) as *mut ();
         // SAFETY: `bytes` lies inside the mapping (the caller's slice of it), which is a private
-        // copy-on-write mapping: writable, and writes never reach the file. The `Arc` share in
-        // `ctx` keeps it mapped until the deleter runs, once, when the storage dies. The bytes are
-        // valid elements of `dtype` (any bit pattern for the numeric dtypes; BOOL checked above).
-        let data =
-            unsafe { DataPtr::new(bytes.as_ptr() as *mut u8, bytes.len(), Device::Cpu, ctx, Some(release_mapping)) };
-        return Tensor::from_parts(Storage::from_data_ptr(data, Device::Cpu)?, dtype, layout);
+        // copy-on-write mapping: initialised from the file, writable, and writes never reach the
+        // file; no other tensor views these bytes (the byte ranges were checked not to overlap).
+        // The `Arc` share in `ctx` keeps it mapped until the deleter runs, once, when the storage
+        // dies. The bytes are valid elements of `dtype` (any bit pattern for the numeric dtypes;
+        // BOOL checked above).
+        let storage = unsafe {
+            let data = DataPtr::new(bytes.as_ptr() as *mut u8, bytes.len(), Device::Cpu, ctx, Some(release_mapping));
+            Storage::from_data_ptr(data, Device::Cpu)?
+        };
+        return Tensor::from_parts(storage, dtype, layout);
     }
     let storage = Storage::new_deferred(bytes.len(), Device::Cpu)?;
     if !bytes.is_empty() {

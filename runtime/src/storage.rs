@@ -102,8 +102,12 @@ impl Storage {
 
     /// A storage over memory that something else allocated (a memory-mapped file, a buffer from
     /// another library): `data` frees it, through its deleter, when the storage dies. Resizes
-    /// allocate from `device`'s allocator as usual. The bytes must be initialised.
-    pub fn from_data_ptr(data: DataPtr, device: Device) -> Result<Storage> {
+    /// allocate from `device`'s allocator as usual.
+    ///
+    /// # Safety
+    /// The `data.nbytes()` bytes at `data.get()` must be initialised and writable (tensors read
+    /// and write them as elements), and nothing else may write them while the storage lives.
+    pub unsafe fn from_data_ptr(data: DataPtr, device: Device) -> Result<Storage> {
         let allocator = allocator_for(device)?;
         Ok(Storage(Arc::new(StorageImpl {
             device,
