@@ -221,11 +221,7 @@ fn check(query: &Tensor, key: &Tensor, value: &Tensor, attn_mask: Option<&Tensor
             scalar_type_name(query.dtype())
         )));
     }
-    if is_causal && attn_mask.is_some() {
-        return Err(Error::runtime(
-            "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True",
-        ));
-    }
+    check_causal_mask(attn_mask, is_causal)?;
     let (q, k, v) = (query.sizes(), key.sizes(), value.sizes());
     if k[0] != q[0] || v[0] != q[0] || k[1] != q[1] || v[1] != q[1] || v[2] != k[2] || k[3] != q[3] {
         return Err(Error::shape(format!(
@@ -686,6 +682,26 @@ fn repeat_kv_heads(t: &Tensor, query_heads: i64) -> Result<Tensor> {
     t.try_unsqueeze(n as i64 - 2)?.try_expand(&grouped)?.try_reshape(&merged)
 }
 
+/// `is_causal` and an explicit mask exclude each other.
+fn check_causal_mask(attn_mask: Option<&Tensor>, is_causal: bool) -> Result<()> {
+    if is_causal && attn_mask.is_some() {
+        return Err(Error::runtime(
+            "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True",
+        ));
+    }
+    Ok(())
+}
+
+/// `key` and `value` with their heads repeated for the query's under `enable_gqa`.
+fn gqa_key_value(query: &Tensor, key: &Tensor, value: &Tensor, enable_gqa: bool) -> Result<(Tensor, Tensor)> {
+    if enable_gqa && query.dim() >= 3 {
+        let h = query.sizes()[query.dim() - 3];
+        Ok((repeat_kv_heads(key, h)?, repeat_kv_heads(value, h)?))
+    } else {
+        Ok((key.clone(), value.clone()))
+    }
+}
+
 impl ScaledDotProductAttentionCompositeImplicit for Composite {
     fn scaled_dot_product_attention(
         query: &Tensor,
@@ -698,17 +714,8 @@ impl ScaledDotProductAttentionCompositeImplicit for Composite {
         enable_gqa: bool,
     ) -> Result<Tensor> {
         check_dtypes(query, key, value)?;
-        if is_causal && attn_mask.is_some() {
-            return Err(Error::runtime(
-                "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True",
-            ));
-        }
-        let (key, value) = if enable_gqa && query.dim() >= 3 {
-            let h = query.sizes()[query.dim() - 3];
-            (repeat_kv_heads(key, h)?, repeat_kv_heads(value, h)?)
-        } else {
-            (key.clone(), value.clone())
-        };
+        check_causal_mask(attn_mask, is_causal)?;
+        let (key, value) = gqa_key_value(query, key, value, enable_gqa)?;
         let fused = query.device() == Device::Cpu
             && [query.dim(), key.dim(), value.dim()] == [4, 4, 4]
             && query.dtype().is_floating_point()
@@ -751,17 +758,8 @@ impl SdpaMathCompositeImplicit for Composite {
                 "scaled_dot_product_attention: query, key and value need at least 2 dimensions",
             ));
         }
-        if is_causal && attn_mask.is_some() {
-            return Err(Error::runtime(
-                "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True",
-            ));
-        }
-        let (key, value) = if enable_gqa && query.dim() >= 3 {
-            let h = query.sizes()[query.dim() - 3];
-            (repeat_kv_heads(key, h)?, repeat_kv_heads(value, h)?)
-        } else {
-            (key.clone(), value.clone())
-        };
+        check_causal_mask(attn_mask, is_causal)?;
+        let (key, value) = gqa_key_value(query, key, value, enable_gqa)?;
         let e = query.sizes()[query.dim() - 1] as usize;
         let root = scale_of(scale, e).sqrt();
         let q = query.try_mul_scalar(root)?;
