@@ -1,5 +1,6 @@
 """Regenerates tests/golden/linalg.txt: PyTorch's outputs for the matrix products (mm, addmm,
-addmm_, bmm, dot, mv, matmul, linear and their out= overloads).
+addmm_, bmm, dot, mv, matmul, linear and their out= overloads; baddbmm, addbmm, outer, cross,
+einsum).
 
 Format: scripts/golden_lib.py. tests/tests/linalg.rs replays every case through oxten.
 Attributes the replay applies before calling the op (the lambdas here do the same):
@@ -218,5 +219,91 @@ case("linear", lin, [t((2, 3)), t((4, 5))])
 case("linear", lin_b, [t((2, 3)), t((4, 3)), t((5,))], bias=1)
 case("linear", lin_b, [t((2, 3)), t((3,)), t(())], bias=1)
 case("linear", lin, [t((2, 3)), t((4, 3), f64)])
+
+# ---- baddbmm, addbmm, outer, cross ----
+def t(shape, dtype=f32):
+    return ("t", shape, dtype, "c")
+
+
+for d in ALL:
+    case("baddbmm", torch.baddbmm, [t((2, 3, 4), d), t((2, 3, 5), d), t((2, 5, 4), d)])
+    case("addbmm", torch.addbmm, [t((3, 4), d), t((2, 3, 5), d), t((2, 5, 4), d)])
+for beta, alpha in [(0.5, 2), (0, 1), (1, 0), (-1, 0.25)]:
+    case("baddbmm", lambda s, a, b, be=beta, al=alpha: torch.baddbmm(s, a, b, beta=be, alpha=al), [t((3, 4)), t((2, 3, 5)), t((2, 5, 4))], beta=beta, alpha=alpha)
+    case("addbmm", lambda s, a, b, be=beta, al=alpha: torch.addbmm(s, a, b, beta=be, alpha=al), [t((4,)), t((2, 3, 5)), t((2, 5, 4))], beta=beta, alpha=alpha)
+# beta = 0 ignores NaN and inf in self.
+nan_self = ("v", torch.tensor([[float("nan"), float("inf")], [1.0, -float("inf")]]))
+case("baddbmm", lambda s, a, b: torch.baddbmm(s, a, b, beta=0), [nan_self, t((1, 2, 3)), t((1, 3, 2))], beta=0)
+case("addbmm", lambda s, a, b: torch.addbmm(s, a, b, beta=0), [nan_self, t((2, 2, 3)), t((2, 3, 2))], beta=0)
+case("baddbmm", torch.baddbmm, [t((2, 3, 4)), t((2, 3, 5)), t((2, 4, 5))], mt=(2,))
+case("baddbmm", torch.baddbmm, [t((2, 3)), t((2, 3)), t((3, 4))])
+case("baddbmm", torch.baddbmm, [t((2, 3)), t((2, 2, 3)), t((3, 3, 4))])
+case("baddbmm", torch.baddbmm, [t((5, 3)), t((2, 2, 3)), t((2, 3, 4))])
+case("baddbmm", torch.baddbmm, [t((2, 4), f64), t((2, 2, 3)), t((2, 3, 4))])
+case("baddbmm", torch.baddbmm, [t((0, 3, 4)), t((0, 3, 5)), t((0, 5, 4))])
+case("baddbmm", torch.baddbmm, [t((2, 3, 4)), t((2, 3, 0)), t((2, 0, 4))])
+case("addbmm", torch.addbmm, [t((3, 3)), t((2, 2, 3)), t((2, 3, 4))])
+case("addbmm", torch.addbmm, [t((2, 4)), t((2, 2, 3)), t((3, 3, 4))])
+case("addbmm", torch.addbmm, [t((3, 4)), t((0, 3, 5)), t((0, 5, 4))])
+for da, db in [(f32, f32), (f64, f64), (i64, i64), (i64, f32), (bf16, bf16), (f32, f64)]:
+    case("outer", torch.outer, [t((3,), da), t((4,), db)])
+case("outer", torch.outer, [t((2, 3)), t((3,))])
+case("outer", torch.outer, [t((3,)), t((2, 3))])
+case("outer", torch.outer, [t((0,)), t((3,))])
+for d in [f32, f64, i64, bf16]:
+    case("linalg_cross", torch.linalg.cross, [t((4, 3), d), t((4, 3), d)])
+case("linalg_cross", lambda a, b: torch.linalg.cross(a, b, dim=0), [t((3, 2)), t((3, 2))], dim=0)
+case("linalg_cross", torch.linalg.cross, [t((2, 1, 3)), t((1, 4, 3))])
+case("linalg_cross", torch.linalg.cross, [t((4, 3)), t((3, 4))], mt=(1,))
+case("linalg_cross", torch.linalg.cross, [t((2, 2)), t((2, 2))])
+case("linalg_cross", torch.linalg.cross, [t((2, 3)), t((3,))])
+case("linalg_cross", torch.linalg.cross, [t((3,), i64), t((3,), f32)])
+case("cross", lambda a, b: torch.cross(a, b), [t((3, 2)), t((3, 2))])
+case("cross", lambda a, b: torch.cross(a, b, dim=1), [t((2, 3)), t((2, 3))], dim=1)
+case("cross", lambda a, b: torch.cross(a, b), [t((2, 2)), t((2, 2))])
+
+# ---- einsum ----
+for eq, shapes in [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ij,jk", [(2, 3), (3, 4)]),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
+    ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),
+    ("i,j->ij", [(3,), (4,)]),
+    ("i,i->", [(5,), (5,)]),
+    ("ij->ji", [(2, 3)]),
+    ("ij->", [(2, 3)]),
+    ("ij->j", [(2, 3)]),
+    ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("iji->j", [(3, 2, 3)]),
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+    ("...,...->...", [(2, 1), (3,)]),
+    ("i...->...", [(2, 3, 4)]),
+    ("ij...,jk...->ik", [(2, 3, 4), (3, 5, 4)]),
+    ("ba", [(2, 3)]),
+    ("Ba,aB->", [(2, 3), (3, 2)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("abc,cd,bd->a", [(2, 3, 4), (4, 5), (3, 5)]),
+    ("ij,ij->ij", [(2, 1), (1, 3)]),
+    ("i,j,k->ijk", [(2,), (3,), (2,)]),
+    ("ij,kl->", [(2, 3), (4, 5)]),
+    ("ij,jk->ik", [(0, 3), (3, 4)]),
+    ("ij,jk->ik", [(2, 0), (0, 4)]),
+    # errors
+    ("i,i", [(3,), (4,)]),
+    ("ij", [(2, 3), (3,)]),
+    ("ij,jk", [(2, 3)]),
+    ("ijk", [(2, 3)]),
+    ("...ij", [(2,)]),
+    ("ii", [(2, 3)]),
+    ("i->j", [(3,)]),
+    ("i->ii", [(3,)]),
+    ("i1", [(3,)]),
+]:
+    args = [("t", s, f32, "c", -2.0, 2.0) for s in shapes]
+    g.case("einsum", lambda *xs, e=eq: torch.einsum(e, *xs), args, equation=eq)
+g.case("einsum", lambda a, b: torch.einsum("ij,jk->ik", a, b), [("t", (3, 2), f32, "t", -2.0, 2.0), ("t", (3, 4), f64, "c", -2.0, 2.0)], equation="ij,jk->ik")
+g.case("einsum", lambda a, b: torch.einsum("ij,jk->ik", a, b), [("t", (2, 3), i64, "c", -3, 3), ("t", (3, 4), i64, "c", -3, 3)], equation="ij,jk->ik")
+g.case("einsum", lambda a, b: torch.einsum("bij,bjk->bik", a, b), [("t", (2, 3, 4), bf16, "c", -2, 2), ("t", (2, 4, 5), bf16, "c", -2, 2)], equation="bij,bjk->bik")
 
 g.save()

@@ -439,4 +439,23 @@ case("bce_with_logits", lambda x, y: bce(x, y, None, None, 1), [t((3, 4)), t((3,
 case("bce_with_logits", lambda x, y: bce(x, y, None, None, 1), [t((3, 4), I64), t((3, 4))], reduction=1)
 case("bce_with_logits", lambda x, y: bce(x, y, None, None, 1), [t((3,)), t((4,))], reduction=1)
 
+# ---------------------------------------------------------------------------------------------
+# distances
+# ---------------------------------------------------------------------------------------------
+for d in [F32, F64, BF16]:
+    case("cosine_similarity", F.cosine_similarity, [t((4, 5), d), t((4, 5), d)])
+    case("pairwise_distance", F.pairwise_distance, [t((4, 5), d), t((4, 5), d)])
+case("cosine_similarity", lambda a, b: F.cosine_similarity(a, b, dim=-1), [t((2, 3)), t((3,))], dim=-1)
+case("cosine_similarity", lambda a, b: F.cosine_similarity(a, b, dim=0), [t((3, 2, 2), F64), t((3, 1, 2), F64)], dim=0)
+case("cosine_similarity", lambda a, b: F.cosine_similarity(a, b, eps=0.5), [v(torch.tensor([[1e-5, 0.0], [3.0, 4.0]])), v(torch.tensor([[1e-5, 0.0], [0.0, 0.0]]))], eps=0.5)
+case("cosine_similarity", lambda a, b: F.cosine_similarity(a, b), [v(torch.tensor([[1e-5, 0.0]])), v(torch.tensor([[1e-5, 0.0]]))])
+case("cosine_similarity", F.cosine_similarity, [t((1, 2), I64), t((1, 2), I64)])
+case("cosine_similarity", lambda a, b: F.cosine_similarity(a, b, dim=2), [t((2, 3)), t((2, 3))], dim=2)
+for p in [1.0, 3.0, 0.5, float("inf")]:
+    case("pairwise_distance", lambda a, b, p=p: F.pairwise_distance(a, b, p=p), [t((3, 4)), t((3, 4))], p=p)
+case("pairwise_distance", lambda a, b: F.pairwise_distance(a, b, keepdim=True), [t((3, 4)), t((4,))], keepdim=1)
+case("pairwise_distance", lambda a, b: F.pairwise_distance(a, b, eps=0.0), [t((5,)), t((5,))], eps=0.0)
+case("pairwise_distance", F.pairwise_distance, [t((1, 2), I64), t((1, 2), I64)])
+case("pairwise_distance", F.pairwise_distance, [t(()), t(())])
+
 g.save()

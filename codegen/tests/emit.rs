@@ -372,6 +372,7 @@ fn pointwise_ops_get_cuda_impls_from_their_expression() {
                 float_only: false,
                 bool_ok: true,
             };
+            crate::support::check_alpha(iter.common_dtype(), alpha)?;
             launch_pointwise(iter, &KERNEL, &[alpha])
         }"#]]
     .assert_eq(&cuda[start..end]);

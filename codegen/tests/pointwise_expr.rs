@@ -112,9 +112,7 @@ fn errors() {
     check_error(
         "frob(self)",
         &[("self", T)],
-        expect![[
-            "column 1: unknown function `frob`; available functions: exp, log, log1p, expm1, sqrt, rsqrt, abs, tanh, sigmoid, sin, cos, tan, erf, floor, ceil, round, trunc, reciprocal, sign, relu, gelu, gelu_tanh, silu, softplus, pow, min, max, clamp, atan2, where"
-        ]],
+        expect!["column 1: unknown function `frob`; available functions: exp, log, log1p, expm1, sqrt, rsqrt, abs, tanh, sigmoid, sin, cos, tan, erf, erfinv, floor, ceil, round, trunc, reciprocal, sign, relu, gelu, gelu_tanh, silu, softplus, pow, min, max, clamp, atan2, hypot, where"],
     );
     check_error("pow(self)", &[("self", T)], expect![["column 1: function `pow` takes 2 arguments, but 1 was given"]]);
     check_error(
@@ -286,6 +284,10 @@ fn eval_values() {
     assert_eq!(eval1("abs(x)", -4.0), 4.0);
     assert_eq!(eval("pow(a, b)", &[("a", 2.0), ("b", 10.0)]), 1024.0);
     assert_eq!(eval("atan2(a, b)", &[("a", 1.0), ("b", 1.0)]), std::f64::consts::FRAC_PI_4);
+    assert_close(eval("hypot(a, b)", &[("a", 3e200), ("b", 4e200)]), 5e200);
+    assert!((eval1("erfinv(x)", 0.5) - 0.476_936_276_204_469_9).abs() < 1e-15);
+    assert_eq!(eval1("erfinv(x)", -1.0), f64::NEG_INFINITY);
+    assert!(eval1("erfinv(x)", 1.5).is_nan());
     assert_eq!(eval1("clamp(x, -1, 1)", 5.0), 1.0);
     assert_eq!(eval1("clamp(x, -1, 1)", -5.0), -1.0);
     assert_eq!(eval1("clamp(x, 2, 1)", 0.0), 1.0);

@@ -233,7 +233,7 @@ fn unknown_key() {
   dispatchh:
     CPU: relu
 ",
-        expect!["native_functions.yaml:3: in `relu`: unknown key `dispatchh` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, pointwise_operands, autogen, python_module, manual_cpp_binding, autocast, positional_defaults, doc)"],
+        expect!["native_functions.yaml:3: in `relu`: unknown key `dispatchh` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, pointwise_operands, pointwise_constants, autogen, python_module, manual_cpp_binding, autocast, positional_defaults, doc)"],
     );
 }
 
@@ -257,6 +257,34 @@ fn pointwise_operands_must_list_each_loop_operand_once() {
   pointwise_operands: [self]
 ",
         expect!["native_functions.yaml:4: in `f.out`: `pointwise_operands` needs a `pointwise` expression on the same entry"],
+    );
+}
+
+#[test]
+fn pointwise_constants_must_be_scalar_arguments() {
+    check(
+        "\
+- func: addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  structured_inherits: TensorIterator
+  pointwise: self + value * tensor1 * tensor2
+  pointwise_constants: [tensor1]
+",
+        expect!["native_functions.yaml:5: in `addcmul.out`: `pointwise_constants` names `tensor1`, which is not a `Scalar` argument of `addcmul.out`"],
+    );
+    // A constant is not a loop operand, so `pointwise_operands` must leave it out.
+    check(
+        "\
+- func: lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)
+  structured: True
+  structured_inherits: TensorIterator
+  pointwise: self + weight * (end - self)
+  pointwise_constants: [weight]
+  pointwise_operands: [end, self, weight]
+",
+        expect![[
+            r#"native_functions.yaml:6: in `lerp.Scalar_out`: `pointwise_operands` must list the loop operands ["end", "self"] once each, got ["end", "self", "weight"]"#
+        ]],
     );
 }
 
@@ -524,7 +552,7 @@ fn all_errors_are_collected_and_sorted() {
 ",
         expect![[r#"
             native_functions.yaml:2: in `b`: `structured_delegate` names `missing.out`, which is not defined in this file
-            native_functions.yaml:4: in `a`: unknown key `colour` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, pointwise_operands, autogen, python_module, manual_cpp_binding, autocast, positional_defaults, doc)
+            native_functions.yaml:4: in `a`: unknown key `colour` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, pointwise_operands, pointwise_constants, autogen, python_module, manual_cpp_binding, autocast, positional_defaults, doc)
             native_functions.yaml:5: in `c`: invalid schema `c(Tensor self) -> Tensr`: column 19: unknown type `Tensr` (known types: Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, Layout, Device, MemoryFormat, Generator, Dimname, Stream, Storage)
             native_functions.yaml:6: in `b`: `b` without an overload name is already used by the entry at native_functions.yaml:1; overload names must be unique"#]],
     );

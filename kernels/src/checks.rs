@@ -1,6 +1,12 @@
 //! Argument checks that generated pointwise meta functions run first (`pointwise_check:`).
 
-use crate::generated::decls::{NegCheck, ReluCheck, SubCheck, SubScalarCheck};
+use crate::generated::decls::{
+    AddcdivCheck, AddcmulCheck, HypotCheck, LerpScalarCheck, LerpTensorCheck, LogaddexpCheck, NegCheck, ReluCheck,
+    SubCheck, SubScalarCheck,
+};
+use crate::logical::promote::{result_type, Arg};
+use crate::nn::{floating_only, not_implemented};
+use crate::support::type_meta_name;
 use crate::Meta;
 use oxten_runtime::{DType, Error, Result, Scalar, Tensor};
 
@@ -48,5 +54,80 @@ impl ReluCheck for Meta {
             return Err(Error::dtype("Boolean inputs not supported for relu"));
         }
         Ok(())
+    }
+}
+
+/// The common dtype of two tensor operands, as their TensorIterator will compute it.
+fn common2(a: &Tensor, b: &Tensor) -> DType {
+    result_type(&[Arg::Tensor(a), Arg::Tensor(b)])
+}
+
+/// PyTorch's `lerp` checks: `end` (and a tensor `weight`) must have `self`'s dtype, which must be
+/// floating.
+fn lerp_dtypes(kernel: &str, self_: &Tensor, end: &Tensor, weight: Option<&Tensor>) -> Result<()> {
+    let same = |name: &str, t: &Tensor| {
+        if t.dtype() == self_.dtype() {
+            Ok(())
+        } else {
+            Err(Error::dtype(format!(
+                "expected dtype {} for `{name}` but got dtype {}",
+                type_meta_name(self_.dtype()),
+                type_meta_name(t.dtype())
+            )))
+        }
+    };
+    same("end", end)?;
+    if let Some(w) = weight {
+        same("weight", w)?;
+    }
+    floating_only(kernel, self_.dtype())
+}
+
+impl LerpScalarCheck for Meta {
+    fn lerp_scalar_check(self_: &Tensor, end: &Tensor, _weight: Scalar) -> Result<()> {
+        lerp_dtypes("lerp_kernel_scalar", self_, end, None)
+    }
+}
+
+impl LerpTensorCheck for Meta {
+    fn lerp_tensor_check(self_: &Tensor, end: &Tensor, weight: &Tensor) -> Result<()> {
+        lerp_dtypes("lerp_kernel_tensor", self_, end, Some(weight))
+    }
+}
+
+impl AddcmulCheck for Meta {
+    fn addcmul_check(self_: &Tensor, tensor1: &Tensor, tensor2: &Tensor, _value: Scalar) -> Result<()> {
+        let common = result_type(&[Arg::Tensor(self_), Arg::Tensor(tensor1), Arg::Tensor(tensor2)]);
+        if common == DType::Bool {
+            return Err(not_implemented("addcmul_cpu_out", common));
+        }
+        Ok(())
+    }
+}
+
+impl AddcdivCheck for Meta {
+    fn addcdiv_check(_self: &Tensor, tensor1: &Tensor, tensor2: &Tensor, _value: Scalar) -> Result<()> {
+        if tensor1.dtype().is_integral(true) && tensor2.dtype().is_integral(true) {
+            return Err(Error::runtime(
+                "Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a \
+                 true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + \
+                 value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * \
+                 tensor1 / tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: \
+                 (input + value * tensor1 / tensor2), for all dtypes.",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl HypotCheck for Meta {
+    fn hypot_check(self_: &Tensor, other: &Tensor) -> Result<()> {
+        floating_only("hypot_cpu", common2(self_, other))
+    }
+}
+
+impl LogaddexpCheck for Meta {
+    fn logaddexp_check(self_: &Tensor, other: &Tensor) -> Result<()> {
+        floating_only("logaddexp_cpu", common2(self_, other))
     }
 }

@@ -28,6 +28,7 @@ mod pool;
 mod random;
 mod reduce;
 mod shape;
+mod sort;
 pub mod support;
 mod views;
 

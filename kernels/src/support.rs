@@ -1,4 +1,4 @@
-//! Checks shared by kernels (generated and hand-written).
+//! Checks and names shared by kernels (generated and hand-written).
 
 use oxten_runtime::{DType, Error, Result, Scalar};
 
@@ -12,6 +12,23 @@ pub fn check_alpha(dtype: DType, alpha: Scalar) -> Result<()> {
         return Err(Error::value("For integral input tensors, argument alpha must not be a floating point number."));
     }
     Ok(())
+}
+
+/// The dtype's name as PyTorch's `TypeMeta` prints it (`float`, `long int`, `c10::Half`), in
+/// messages such as sdpa's and lerp's dtype checks.
+pub fn type_meta_name(d: DType) -> &'static str {
+    match d {
+        DType::F32 => "float",
+        DType::F64 => "double",
+        DType::F16 => "c10::Half",
+        DType::BF16 => "c10::BFloat16",
+        DType::I64 => "long int",
+        DType::I32 => "int",
+        DType::I16 => "short int",
+        DType::I8 => "signed char",
+        DType::U8 => "unsigned char",
+        DType::Bool => "bool",
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The matrix products against PyTorch (tests/golden/linalg.txt, recorded by
 //! scripts/golden_linalg.py: mm, addmm, addmm_, bmm, dot, mv, matmul, linear and their out=
-//! overloads), then `mm` beyond the golden cases: products large enough for `gemm`'s blocking and
+//! overloads, baddbmm, addbmm, outer, the cross products and einsum), then `mm` beyond the golden cases: products large enough for `gemm`'s blocking and
 //! rayon split, every operand layout (transposed, sliced, expanded), f16/bf16 accumulation,
 //! integer wrap-around, `out=` tensors (resized, strided, aliasing an input), meta tensors and
 //! autograd through a linear layer. References are computed in f64 by a plain loop.
@@ -71,13 +71,22 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
             let out = out_tensor(c, dtype, || unreachable!())?;
             one(oxten::try_linear_out_with(&x(0), &x(1), &out, LinearOutOpts { bias: bias.as_ref() }))
         }
+        "baddbmm" => one(oxten::ops::baddbmm::call(&x(0), &x(1), &x(2), beta, alpha)),
+        "addbmm" => one(oxten::ops::addbmm::call(&x(0), &x(1), &x(2), beta, alpha)),
+        "outer" => one(x(0).try_outer(&x(1))),
+        "linalg_cross" => one(oxten::ops::linalg_cross::call(&x(0), &x(1), c.int("dim").unwrap_or(-1))),
+        "cross" => one(oxten::ops::cross::call(&x(0), &x(1), c.int("dim"))),
+        "einsum" => {
+            let operands: Vec<Tensor> = (0..c.args.len()).map(x).collect();
+            one(oxten::ops::einsum::call(c.attr("equation").unwrap(), &operands, None))
+        }
         other => panic!("case at line {}: no runner for op {other}", c.line),
     }
 }
 
 #[test]
 fn matrix_products_match_pytorch() {
-    replay(GOLDEN, 250, run);
+    replay(GOLDEN, 300, run);
 }
 
 /// Deterministic values in [-1, 1).
@@ -310,4 +319,47 @@ fn a_view_of_the_callers_gradient_is_copied_into_grad() {
     let grad = x.grad().unwrap();
     assert!(!grad.storage().is_alias_of(g.storage()));
     assert_eq!(grad.to_f64_vec().unwrap(), g.t().to_f64_vec().unwrap());
+}
+
+/// The composite products (and einsum, diagonal included) differentiate through `bmm`, `addmm`,
+/// `mul`, `roll` and the views (first and second derivatives against finite differences).
+#[test]
+fn composite_products_pass_gradcheck() -> Result<()> {
+    use oxten::autograd::{gradcheck, gradgradcheck, GradcheckOpts};
+    let mut seed = 7u64;
+    let mut leaf = |shape: &[i64]| {
+        let n: i64 = shape.iter().product();
+        let v: Vec<f64> = (0..n)
+            .map(|_| {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                (seed >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0
+            })
+            .collect();
+        Tensor::from_vec(v, shape).unwrap().requires_grad_(true)
+    };
+    let half = Scalar::Float(0.5);
+    type Op = Box<dyn Fn(&[Tensor]) -> Result<Vec<Tensor>>>;
+    let cases: Vec<(Vec<Tensor>, Op)> = vec![
+        (
+            vec![leaf(&[3, 1]), leaf(&[2, 3, 4]), leaf(&[2, 4, 2])],
+            Box::new(move |x| Ok(vec![oxten::ops::baddbmm::call(&x[0], &x[1], &x[2], half, Scalar::Int(2))?])),
+        ),
+        (
+            vec![leaf(&[2]), leaf(&[3, 2, 4]), leaf(&[3, 4, 2])],
+            Box::new(move |x| Ok(vec![oxten::ops::addbmm::call(&x[0], &x[1], &x[2], half, Scalar::Float(-1.5))?])),
+        ),
+        (vec![leaf(&[3]), leaf(&[4])], Box::new(|x| Ok(vec![x[0].try_outer(&x[1])?]))),
+        (vec![leaf(&[2, 3]), leaf(&[1, 3])], Box::new(|x| Ok(vec![oxten::ops::linalg_cross::call(&x[0], &x[1], -1)?]))),
+        (
+            vec![leaf(&[2, 3, 4]), leaf(&[2, 4, 2])],
+            Box::new(|x| Ok(vec![oxten::ops::einsum::call("bij,bjk->bik", x, None)?])),
+        ),
+        (vec![leaf(&[3, 2, 3]), leaf(&[2])], Box::new(|x| Ok(vec![oxten::ops::einsum::call("iji,j->i", x, None)?]))),
+        (vec![leaf(&[2, 1, 3]), leaf(&[3, 2])], Box::new(|x| Ok(vec![oxten::ops::einsum::call("...ij,jk", x, None)?]))),
+    ];
+    for (inputs, f) in &cases {
+        gradcheck(|x: &[Tensor]| f(x), inputs, GradcheckOpts::default())?;
+        gradgradcheck(|x: &[Tensor]| f(x), inputs, GradcheckOpts::default())?;
+    }
+    Ok(())
 }

@@ -94,13 +94,23 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
             let pw = if c.flag("pos_weight") { Some(t(pw_at)) } else { None };
             one(ops::binary_cross_entropy_with_logits::call(t(0), t(1), w, pw, reduction()))
         }
+        "cosine_similarity" => {
+            one(ops::cosine_similarity::call(t(0), t(1), c.int("dim").unwrap_or(1), c.float("eps").unwrap_or(1e-8)))
+        }
+        "pairwise_distance" => one(ops::pairwise_distance::call(
+            t(0),
+            t(1),
+            c.float("p").unwrap_or(2.0),
+            c.float("eps").unwrap_or(1e-6),
+            c.flag("keepdim"),
+        )),
         other => panic!("case at line {}: no runner for op {other}", c.line),
     }
 }
 
 #[test]
 fn nn_ops_match_pytorch() {
-    replay(GOLDEN, 450, run);
+    replay(GOLDEN, 490, run);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -211,4 +221,21 @@ fn nll_loss_backward_checks_targets_without_reduction() {
     let tw = Tensor::scalar(0.0f32);
     let err = ops::nll_loss_backward::call(&go, &x, &t, None, 0, -100, &tw).unwrap_err().to_string();
     assert!(err.contains("Target 3 is out of bounds."), "{err}");
+}
+
+/// `cosine_similarity` and `pairwise_distance` differentiate through the norms (first and
+/// second derivatives against finite differences).
+#[test]
+fn distances_pass_gradcheck() -> Result<()> {
+    use oxten::autograd::{gradcheck, gradgradcheck, GradcheckOpts};
+    let leaf = |v: Vec<f64>, shape: &[i64]| Tensor::from_vec(v, shape).unwrap().requires_grad_(true);
+    let a = leaf(vec![0.3, -1.2, 0.8, 1.5, -0.4, 0.9], &[2, 3]);
+    let b = leaf(vec![-0.7, 0.2, 1.1], &[3]);
+    let cos = |x: &[Tensor]| Ok(vec![ops::cosine_similarity::call(&x[0], &x[1], -1, 1e-8)?]);
+    let dist = |x: &[Tensor]| Ok(vec![ops::pairwise_distance::call(&x[0], &x[1], 3.0, 1e-6, false)?]);
+    for f in [&cos as &dyn Fn(&[Tensor]) -> Result<Vec<Tensor>>, &dist] {
+        gradcheck(f, &[a.clone(), b.clone()], GradcheckOpts::default())?;
+        gradgradcheck(f, &[a.clone(), b.clone()], GradcheckOpts::default())?;
+    }
+    Ok(())
 }

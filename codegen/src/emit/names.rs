@@ -4,7 +4,9 @@
 //! An operator `base[.overload]` becomes the Rust name `base`, followed by `_` and the overload
 //! name in lower case unless the overload is one of the "default" overloads
 //! ([`DEFAULT_OVERLOADS`]: none, `Tensor`, `int`, `self`, `memory_format`, `using_ints`), followed
-//! by `_` for in-place operators. A base name that is a Rust keyword always keeps its overload.
+//! by `_` for in-place operators. A base name that is a Rust keyword always keeps its overload,
+//! and so does `.Tensor` where the unnamed overload takes scalars ([`SCALAR_FIRST_BASES`]:
+//! `clamp` / `clamp.Tensor` become `clamp` / `clamp_tensor`).
 //!
 //! | schema | Rust |
 //! |---|---|
@@ -12,6 +14,7 @@
 //! | `add.Scalar` / `add_.Scalar` | `add_scalar` / `add_scalar_` |
 //! | `sum.dim_IntList` / `sum.IntList_out` | `sum_dim_intlist` / `sum_intlist_out` |
 //! | `where.self` | `where_self` |
+//! | `clamp` / `clamp.Tensor` | `clamp` / `clamp_tensor` |
 //!
 //! Every name has a fallible form `try_<name>` returning `Result` and a panicking form `<name>`.
 //! Defaulted arguments live in an options struct `<Name>Opts` (with `Default` giving the schema's
@@ -22,6 +25,9 @@ use crate::model::{Argument, BaseTy, DefaultValue, OperatorName, Return, Type};
 /// Overload names that do not appear in the Rust name.
 pub const DEFAULT_OVERLOADS: [&str; 6] = ["", "Tensor", "int", "self", "memory_format", "using_ints"];
 
+/// Base names whose unnamed overload is the scalar form, so `.Tensor` must stay in the name.
+pub const SCALAR_FIRST_BASES: [&str; 3] = ["clamp", "clamp_min", "clamp_max"];
+
 /// Methods of std traits implemented by `Tensor` that an inherent method must not shadow.
 const SHADOWED_STD_METHODS: [&str; 1] = ["clone"];
 
@@ -30,7 +36,9 @@ const KEYWORDS: [&str; 8] = ["where", "as", "in", "type", "match", "loop", "move
 /// The Rust function/method name of an operator (see the module docs).
 pub fn rust_name(op: &OperatorName) -> String {
     let base = &op.name.base;
-    let keep_overload = KEYWORDS.contains(&base.as_str()) || !DEFAULT_OVERLOADS.contains(&op.overload.as_str());
+    let keep_overload = KEYWORDS.contains(&base.as_str())
+        || !DEFAULT_OVERLOADS.contains(&op.overload.as_str())
+        || (op.overload == "Tensor" && SCALAR_FIRST_BASES.contains(&base.as_str()));
     let mut s = if SHADOWED_STD_METHODS.contains(&base.as_str()) { format!("deep_{base}") } else { base.clone() };
     if keep_overload && !op.overload.is_empty() {
         s.push('_');

@@ -259,7 +259,7 @@ fn emit_op_module(sig: &OpSig, cfg: &OpsConfig) -> String {
     let push: Vec<String> = sig.args.iter().map(|a| format!("{}.into_ivalue()", a.ident)).collect();
     let _ = writeln!(
         s,
-        "let result = match OP.resolve(keys) {{\n Ok(Resolved::Unboxed(f)) => f({}),\n Ok(Resolved::Boxed(k, _)) => {{ let mut stack: Stack = vec![{}]; k.call(&OP, &mut stack).and_then(|()| pop_returns(&mut stack, {})) }}\n Err(e) => Err(e),\n}};",
+        "let result = match OP.resolve(keys) {{\n Ok(Resolved::Unboxed(f)) => f({}),\n Ok(Resolved::Boxed(boxed, _)) => {{ let mut stack: Stack = vec![{}]; boxed.call(&OP, &mut stack).and_then(|()| pop_returns(&mut stack, {})) }}\n Err(e) => Err(e),\n}};",
         sig.arg_idents(),
         push.join(", "),
         sig.nret

@@ -4,7 +4,8 @@
 //!
 //! Scalar arguments take part in type promotion as wrapped numbers (`int_tensor + 2.5` is float)
 //! and become loop operands, except `alpha`, which is a per-call constant checked against the
-//! result dtype as in PyTorch.
+//! result dtype as in PyTorch, and the entry's `pointwise_constants:` (cast to the compute dtype
+//! unchecked, like `addcmul`'s `value`).
 
 use super::structured::StructuredOp;
 use crate::pointwise::{ArgKind, PointwiseExpr};
@@ -24,20 +25,28 @@ pub fn parse_expr(st: &StructuredOp) -> Result<PointwiseExpr, String> {
     PointwiseExpr::parse(src, &args).map_err(|e| format!("pointwise expression `{src}`: {e}"))
 }
 
+/// The loop operands of a pointwise op (tensor inputs and promoting scalars, in schema order or
+/// the entry's `pointwise_operands:` order, validated by the YAML reader) and its per-call
+/// constants (`alpha` and the entry's `pointwise_constants:`).
+fn operands_and_constants<'s>(st: &'s StructuredOp) -> (Vec<&'s super::sig::RustArg>, Vec<&'s super::sig::RustArg>) {
+    let is_constant = |a: &super::sig::RustArg| a.name == "alpha" || st.pointwise_constants.contains(&a.name);
+    let inputs = st.inputs();
+    let mut loop_args: Vec<&super::sig::RustArg> =
+        inputs.iter().copied().filter(|a| a.tensor_kind_is_one() || (a.is_scalar() && !is_constant(a))).collect();
+    if let Some(order) = &st.pointwise_operands {
+        loop_args.sort_by_key(|a| order.iter().position(|n| *n == a.name).unwrap_or(usize::MAX));
+    }
+    let constants = inputs.into_iter().filter(|a| a.is_scalar() && is_constant(a)).collect();
+    (loop_args, constants)
+}
+
 /// The generated meta function and CPU impl of one pointwise op.
 pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
     let expr = parse_expr(st)?;
     let name = &st.out.name;
-    // Loop operands: tensor inputs and promoting scalars, in schema order or the entry's
-    // `pointwise_operands:` order (validated against the schema by the YAML reader).
-    let mut loop_args: Vec<&super::sig::RustArg> =
-        st.inputs().into_iter().filter(|a| a.tensor_kind_is_one() || (a.is_scalar() && a.name != "alpha")).collect();
-    if let Some(order) = &st.pointwise_operands {
-        loop_args.sort_by_key(|a| order.iter().position(|n| *n == a.name).unwrap_or(usize::MAX));
-    }
+    let (loop_args, constant_args) = operands_and_constants(st);
     let operands: Vec<(String, bool)> = loop_args.iter().map(|a| (a.ident.clone(), a.is_scalar())).collect();
-    let constants: Vec<String> =
-        st.inputs().iter().filter(|a| a.is_scalar() && a.name == "alpha").map(|a| a.ident.clone()).collect();
+    let constants: Vec<String> = constant_args.iter().map(|a| a.ident.clone()).collect();
     if operands.is_empty() || operands.len() > 3 {
         return Err(format!("pointwise op `{}` must have one to three tensor/scalar operands", st.out.schema_name));
     }
@@ -87,8 +96,8 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
     let _ = writeln!(s, "/// CPU impl of `{}` (generated).", st.out.f.func);
     let _ = writeln!(s, "#[allow(unused_variables)]\npub fn {name}_cpu({}) -> Result<()> {{", st.impl_params());
     let _ = writeln!(s, "let dtype = iter.common_dtype();");
-    for c in &constants {
-        let _ = writeln!(s, "check_alpha(dtype, {c})?;");
+    if constants.iter().any(|c| c == "alpha") {
+        let _ = writeln!(s, "check_alpha(dtype, alpha)?;");
     }
     let dtypes: Vec<&str> =
         if float_only { FLOATS.to_vec() } else { FLOATS.iter().chain(INTS.iter()).copied().collect() };
@@ -208,13 +217,7 @@ pub fn emit_pointwise_file(structured: &[StructuredOp]) -> Result<String, String
 /// and launches it for the dtypes and layout of each call.
 pub fn emit_pointwise_cuda(st: &StructuredOp) -> Result<String, String> {
     let expr = parse_expr(st)?;
-    let mut loop_args: Vec<&super::sig::RustArg> =
-        st.inputs().into_iter().filter(|a| a.tensor_kind_is_one() || (a.is_scalar() && a.name != "alpha")).collect();
-    if let Some(order) = &st.pointwise_operands {
-        loop_args.sort_by_key(|a| order.iter().position(|n| *n == a.name).unwrap_or(usize::MAX));
-    }
-    let constants: Vec<&super::sig::RustArg> =
-        st.inputs().into_iter().filter(|a| a.is_scalar() && a.name == "alpha").collect();
+    let (loop_args, constants) = operands_and_constants(st);
     let mut locals: Vec<(String, String)> =
         loop_args.iter().enumerate().map(|(k, a)| (a.name.clone(), format!("a{}", k + 1))).collect();
     locals.extend(constants.iter().enumerate().map(|(j, a)| (a.name.clone(), format!("c{j}"))));
@@ -238,6 +241,9 @@ pub fn emit_pointwise_cuda(st: &StructuredOp) -> Result<String, String> {
         expr.requires_float(),
         expr.supports_bool()
     );
+    if consts.contains(&"alpha") {
+        let _ = writeln!(s, "crate::support::check_alpha(iter.common_dtype(), alpha)?;");
+    }
     let _ = writeln!(s, "launch_pointwise(iter, &KERNEL, &[{}])\n}}", consts.join(", "));
     Ok(s)
 }

@@ -24,6 +24,8 @@ pub struct StructuredOp<'a> {
     pub pointwise_check: Option<String>,
     /// `pointwise_operands:`, the iterator's operand order (schema order when `None`).
     pub pointwise_operands: Option<Vec<String>>,
+    /// `pointwise_constants:`, scalars that are per-call constants besides `alpha`.
+    pub pointwise_constants: Vec<String>,
     pub precomputed: Vec<Precomputed>,
 }
 
@@ -39,6 +41,7 @@ impl<'a> StructuredOp<'a> {
             pointwise: f.pointwise.clone(),
             pointwise_check: f.pointwise_check.clone(),
             pointwise_operands: f.pointwise_operands.clone(),
+            pointwise_constants: f.pointwise_constants.clone(),
             precomputed,
             out,
         })

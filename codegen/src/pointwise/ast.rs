@@ -157,6 +157,7 @@ funcs! {
     Cos => "cos", 1, true, "`cos(x)`: cosine.";
     Tan => "tan", 1, true, "`tan(x)`: tangent.";
     Erf => "erf", 1, true, "`erf(x)`: the error function.";
+    Erfinv => "erfinv", 1, true, "`erfinv(x)`: the inverse error function (NaN outside [-1, 1]).";
     Floor => "floor", 1, true, "`floor(x)`: round toward negative infinity.";
     Ceil => "ceil", 1, true, "`ceil(x)`: round toward positive infinity.";
     Round => "round", 1, true, "`round(x)`: round half to even (`torch.round`).";
@@ -173,6 +174,7 @@ funcs! {
     Max => "max", 2, false, "`max(a, b)`: `torch.maximum` (NaN propagates).";
     Clamp => "clamp", 3, false, "`clamp(x, lo, hi)`: `min(max(x, lo), hi)` (NaN propagates).";
     Atan2 => "atan2", 2, true, "`atan2(a, b)`: four-quadrant arctangent of `a / b`.";
+    Hypot => "hypot", 2, true, "`hypot(a, b)`: `sqrt(a^2 + b^2)` without needless overflow.";
     Where => "where", 3, false, "`where(c, a, b)`: `a` if `c` is true, else `b`.";
 }
 

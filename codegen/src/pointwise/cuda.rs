@@ -31,6 +31,7 @@ pub fn cuda_fn(func: Func) -> &'static str {
         Func::Cos => "ox_cos",
         Func::Tan => "ox_tan",
         Func::Erf => "ox_erf",
+        Func::Erfinv => "ox_erfinv",
         Func::Floor => "ox_floor",
         Func::Ceil => "ox_ceil",
         Func::Round => "ox_round",
@@ -47,6 +48,7 @@ pub fn cuda_fn(func: Func) -> &'static str {
         Func::Max => "ox_max",
         Func::Clamp => "ox_clamp",
         Func::Atan2 => "ox_atan2",
+        Func::Hypot => "ox_hypot",
         Func::Where => "ox_where",
     }
 }

@@ -91,6 +91,7 @@ fn call(func: Func, v: &[f64]) -> f64 {
         Func::Cos => x.cos(),
         Func::Tan => x.tan(),
         Func::Erf => erf(x),
+        Func::Erfinv => erfinv(x),
         Func::Floor => x.floor(),
         Func::Ceil => x.ceil(),
         Func::Round => x.round_ties_even(),
@@ -117,6 +118,7 @@ fn call(func: Func, v: &[f64]) -> f64 {
         Func::Max => maximum(x, v[1]),
         Func::Clamp => minimum(maximum(x, v[1]), v[2]),
         Func::Atan2 => x.atan2(v[1]),
+        Func::Hypot => x.hypot(v[1]),
         Func::Where => {
             if x != 0.0 {
                 v[1]
@@ -234,4 +236,28 @@ pub(super) fn erf(x: f64) -> f64 {
     } else {
         r
     }
+}
+
+/// The inverse error function, by bisection on [`erf`]: slow, but plainly right, which is what
+/// a reference needs.
+fn erfinv(y: f64) -> f64 {
+    if y.is_nan() || y.abs() > 1.0 {
+        return f64::NAN;
+    }
+    if y.abs() == 1.0 {
+        return f64::INFINITY.copysign(y);
+    }
+    let (mut lo, mut hi) = (-6.0f64, 6.0f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mid == lo || mid == hi {
+            break;
+        }
+        if erf(mid) < y {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
 }

@@ -69,6 +69,7 @@
 //! | `sigmoid(x)`      | 1 / (1 + e^−x); 0 (not NaN) for very negative x       | yes |
 //! | `sin(x)` `cos(x)` `tan(x)` | trigonometric functions                      | yes |
 //! | `erf(x)`          | error function                                        | yes |
+//! | `erfinv(x)`       | inverse error function; NaN outside [−1, 1]           | yes |
 //! | `floor(x)` `ceil(x)` `trunc(x)` | rounding                                | yes |
 //! | `round(x)`        | round half to even (`torch.round`)                    | yes |
 //! | `reciprocal(x)`   | 1 / x                                                 | yes |
@@ -80,6 +81,7 @@
 //! | `softplus(x)`     | log(1 + e^x), or x when x > 20 (beta 1, threshold 20) | yes |
 //! | `pow(a, b)`       | a^b                                                   | yes |
 //! | `atan2(a, b)`     | four-quadrant arctangent of a/b                       | yes |
+//! | `hypot(a, b)`     | √(a² + b²) without needless overflow                  | yes |
 //! | `min(a, b)`       | `torch.minimum`: smaller value, NaN if either is NaN  | no  |
 //! | `max(a, b)`       | `torch.maximum`: larger value, NaN if either is NaN   | no  |
 //! | `clamp(x, lo, hi)`| min(max(x, lo), hi), NaN-propagating                  | no  |

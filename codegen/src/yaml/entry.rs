@@ -15,7 +15,7 @@ use super::values;
 use crate::backend::DispatchKey;
 
 /// Every key an entry may have.
-pub const ALLOWED_KEYS: [&str; 19] = [
+pub const ALLOWED_KEYS: [&str; 20] = [
     "func",
     "variants",
     "dispatch",
@@ -29,6 +29,7 @@ pub const ALLOWED_KEYS: [&str; 19] = [
     "pointwise",
     "pointwise_check",
     "pointwise_operands",
+    "pointwise_constants",
     "autogen",
     "python_module",
     "manual_cpp_binding",
@@ -107,6 +108,7 @@ pub(crate) fn parse_entry(
             pointwise: None,
             pointwise_check: None,
             pointwise_operands: None,
+            pointwise_constants: Vec::new(),
             autocast: None,
             positional_defaults: 0,
             doc: None,
@@ -196,6 +198,7 @@ fn read_keys(map: &Mapping, nf: &mut NativeFunction, r: &mut Reporter<'_>) {
             "pointwise" => values::string(key, v).map(|s| nf.pointwise = Some(s.to_string())),
             "pointwise_check" => values::string(key, v).map(|s| nf.pointwise_check = Some(s.to_string())),
             "pointwise_operands" => values::string_list(key, v).map(|x| nf.pointwise_operands = Some(x)),
+            "pointwise_constants" => values::string_list(key, v).map(|x| nf.pointwise_constants = x),
             "autocast" => values::autocast_policy(v).map(|p| nf.autocast = Some(p)),
             "positional_defaults" => values::count(key, v).map(|n| nf.positional_defaults = n),
             "doc" => values::op_doc(v).map(|d| nf.doc = Some(d)),
@@ -305,6 +308,12 @@ fn check_entry(map: &Mapping, nf: &NativeFunction, r: &mut Reporter<'_>) {
         }
         check_operand_order(nf, order, r);
     }
+    if !nf.pointwise_constants.is_empty() {
+        if nf.pointwise.is_none() {
+            r.at_key("pointwise_constants", "`pointwise_constants` needs a `pointwise` expression on the same entry");
+        }
+        check_constants(nf, r);
+    }
     if let Some(policy) = nf.autocast {
         check_autocast(nf, policy, r);
     }
@@ -344,8 +353,26 @@ fn check_positional_defaults(nf: &NativeFunction, r: &mut Reporter<'_>) {
     }
 }
 
+/// `pointwise_constants:` may only name `Scalar` arguments of the op.
+fn check_constants(nf: &NativeFunction, r: &mut Reporter<'_>) {
+    for name in &nf.pointwise_constants {
+        let is_scalar = nf
+            .func
+            .arguments
+            .flat_non_out()
+            .into_iter()
+            .any(|a| a.name == *name && a.ty == crate::model::Type::Base(crate::model::BaseTy::Scalar));
+        if !is_scalar {
+            r.at_key(
+                "pointwise_constants",
+                format!("`pointwise_constants` names `{name}`, which is not a `Scalar` argument of `{}`", nf.func.name),
+            );
+        }
+    }
+}
+
 /// `pointwise_operands:` must list each loop operand of the op (its tensor arguments and its
-/// scalars other than `alpha`) exactly once.
+/// scalars other than `alpha` and the `pointwise_constants`) exactly once.
 fn check_operand_order(nf: &NativeFunction, order: &[String], r: &mut Reporter<'_>) {
     let mut expected: Vec<&str> = nf
         .func
@@ -354,7 +381,9 @@ fn check_operand_order(nf: &NativeFunction, order: &[String], r: &mut Reporter<'
         .into_iter()
         .filter(|a| {
             let plain = |b| a.ty == crate::model::Type::Base(b);
-            (plain(crate::model::BaseTy::Tensor) || plain(crate::model::BaseTy::Scalar)) && a.name != "alpha"
+            (plain(crate::model::BaseTy::Tensor) || plain(crate::model::BaseTy::Scalar))
+                && a.name != "alpha"
+                && !nf.pointwise_constants.contains(&a.name)
         })
         .map(|a| a.name.as_str())
         .collect();

@@ -127,6 +127,10 @@ pub struct NativeFunction {
     /// output's when input layouts differ, so this follows the order of PyTorch's meta function
     /// (e.g. `threshold_backward` builds from `self`, then `grad_output`).
     pub pointwise_operands: Option<Vec<String>>,
+    /// `pointwise_constants:`, scalar arguments that are per-call constants of a pointwise op's
+    /// loop, converted to the compute dtype, rather than operands that take part in type
+    /// promotion (PyTorch's `addcmul` casts `value` to the tensors' dtype). `alpha` always is one.
+    pub pointwise_constants: Vec<String>,
     /// `autocast:`, the operator's cast policy under autocast; `None` (the default) makes the
     /// Autocast key a fallthrough for it.
     pub autocast: Option<AutocastPolicy>,

@@ -77,6 +77,7 @@ OX_F1(ox_sin, sinf, sin)
 OX_F1(ox_cos, cosf, cos)
 OX_F1(ox_tan, tanf, tan)
 OX_F1(ox_erf, erff, erf)
+OX_F1(ox_erfinv, erfinvf, erfinv)
 OX_F1(ox_floor, floorf, floor)
 OX_F1(ox_ceil, ceilf, ceil)
 OX_F1(ox_round, rintf, rint)
@@ -85,6 +86,8 @@ __device__ __forceinline__ float ox_pow(float a, float b) { return powf(a, b); }
 __device__ __forceinline__ double ox_pow(double a, double b) { return pow(a, b); }
 __device__ __forceinline__ float ox_atan2(float a, float b) { return atan2f(a, b); }
 __device__ __forceinline__ double ox_atan2(double a, double b) { return atan2(a, b); }
+__device__ __forceinline__ float ox_hypot(float a, float b) { return hypotf(a, b); }
+__device__ __forceinline__ double ox_hypot(double a, double b) { return hypot(a, b); }
 
 template <class T> __device__ __forceinline__ T ox_abs(T x) { return x < T(0) ? T(-x) : x; }
 __device__ __forceinline__ float ox_abs(float x) { return fabsf(x); }

@@ -20,9 +20,11 @@ mod bmm;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod dot_rows;
+mod einsum;
 pub(crate) mod engine;
 mod matmul;
 mod mm;
+mod products;
 mod vector;
 
 use crate::iter::{copy_, get_overlap_status, has_internal_overlap, scalar_type_name, MemOverlap, MemOverlapStatus};

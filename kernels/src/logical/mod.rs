@@ -1,4 +1,5 @@
-//! Selection and logical kernels: `where.self` (and its `out=` form) and `logical_not`.
+//! Selection and logical kernels: `where.self` (and its `out=` form), the scalar overloads of
+//! `where` (composites over `where.self`) and `logical_not`.
 //!
 //! Neither operator is structured in PyTorch, so these are plain kernels: they compute the
 //! result dtype themselves, hand the `out=` tensor to a [`TensorIterator`] (which resizes it to
@@ -10,14 +11,15 @@ mod cuda;
 pub(crate) mod promote;
 
 use crate::generated::decls::{
-    LogicalNotCompositeExplicit, LogicalNotOutCpu, LogicalNotOutMeta, WhereSelfCpu, WhereSelfMeta, WhereSelfOutCpu,
+    LogicalNotCompositeExplicit, LogicalNotOutCpu, LogicalNotOutMeta, WhereScalarCompositeImplicit,
+    WhereScalarOtherCompositeImplicit, WhereScalarSelfCompositeImplicit, WhereSelfCpu, WhereSelfMeta, WhereSelfOutCpu,
     WhereSelfOutMeta,
 };
 use crate::iter::{
     copy_, cpu_kernel_ternary, cpu_kernel_unary, scalar_type_name, to_dtype, TensorIterator, TensorIteratorConfig,
 };
 use crate::{Composite, Cpu, Meta};
-use oxten_runtime::{match_dtype, DType, Device, Element, Error, MemoryFormat, Result, Tensor};
+use oxten_runtime::{match_dtype, ops, DType, Device, Element, Error, MemoryFormat, Result, Scalar, Tensor};
 use promote::{result_type, Arg};
 
 // ---------------------------------------------------------------------------------------------
@@ -120,6 +122,34 @@ impl WhereSelfOutMeta for Meta {
     fn where_self_out(condition: &Tensor, self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
         where_iter(condition, self_, other, out)?;
         Ok(out.clone())
+    }
+}
+
+/// A 0-dim tensor holding `s` in `dtype` on `device`: a scalar branch of `where`, already in the
+/// dtype the scalar promoted to as a wrapped number (so `where(c, int_tensor, 2.5)` is float).
+fn where_branch(s: Scalar, dtype: DType, device: Device) -> Result<Tensor> {
+    ops::full::call(&[], s, Some(dtype), None, Some(device), None)
+}
+
+impl WhereScalarOtherCompositeImplicit for Composite {
+    fn where_scalar_other(condition: &Tensor, self_: &Tensor, other: Scalar) -> Result<Tensor> {
+        let dtype = result_type(&[Arg::Tensor(self_), Arg::Scalar(other)]);
+        ops::where_self::call(condition, self_, &where_branch(other, dtype, self_.device())?)
+    }
+}
+
+impl WhereScalarSelfCompositeImplicit for Composite {
+    fn where_scalar_self(condition: &Tensor, self_: Scalar, other: &Tensor) -> Result<Tensor> {
+        let dtype = result_type(&[Arg::Scalar(self_), Arg::Tensor(other)]);
+        ops::where_self::call(condition, &where_branch(self_, dtype, other.device())?, other)
+    }
+}
+
+impl WhereScalarCompositeImplicit for Composite {
+    fn where_scalar(condition: &Tensor, self_: Scalar, other: Scalar) -> Result<Tensor> {
+        let dtype = result_type(&[Arg::Scalar(self_), Arg::Scalar(other)]);
+        let device = condition.device();
+        ops::where_self::call(condition, &where_branch(self_, dtype, device)?, &where_branch(other, dtype, device)?)
     }
 }
 

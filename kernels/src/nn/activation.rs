@@ -1,6 +1,6 @@
 //! Activation kernels: `elu`, `hardtanh`, their backward kernels, `softplus_backward`, and the
-//! dtype checks of the `pointwise:` activations (`leaky_relu`, `leaky_relu_backward`,
-//! `softplus`).
+//! dtype checks of the `pointwise:` activations (`leaky_relu`, `softplus`, `mish`, `hardswish`,
+//! `hardsigmoid` and the backward kernels among them).
 //!
 //! Dtype rules are PyTorch's:
 //!
@@ -17,10 +17,11 @@
 
 use super::{float_dispatch, floating_only, not_implemented};
 use crate::generated::decls::{
-    EluBackwardGradInputMetaFn, EluBackwardOutCpu, EluOutCpu, EluOutMetaFn, HardtanhBackwardCpu, HardtanhBackwardMeta,
-    HardtanhBackwardOutCpu, HardtanhBackwardOutMeta, HardtanhCpu, HardtanhInplaceCpu, HardtanhInplaceMeta,
-    HardtanhMeta, HardtanhOutCpu, HardtanhOutMeta, LeakyReluBackwardCheck, LeakyReluCheck,
-    SoftplusBackwardGradInputMetaFn, SoftplusBackwardOutCpu, SoftplusCheck, ThresholdBackwardCheck,
+    EluBackwardGradInputMetaFn, EluBackwardOutCpu, EluOutCpu, EluOutMetaFn, HardsigmoidBackwardCheck, HardsigmoidCheck,
+    HardswishBackwardCheck, HardswishCheck, HardtanhBackwardCpu, HardtanhBackwardMeta, HardtanhBackwardOutCpu,
+    HardtanhBackwardOutMeta, HardtanhCpu, HardtanhInplaceCpu, HardtanhInplaceMeta, HardtanhMeta, HardtanhOutCpu,
+    HardtanhOutMeta, LeakyReluBackwardCheck, LeakyReluCheck, MishCheck, SoftplusBackwardGradInputMetaFn,
+    SoftplusBackwardOutCpu, SoftplusCheck, ThresholdBackwardCheck,
 };
 use crate::iter::{
     binary_op_config, cpu_kernel_binary_math, cpu_kernel_unary_math, unary_op_config, OpMath, StructuredOutputs,
@@ -84,6 +85,36 @@ impl ThresholdBackwardCheck for Meta {
 impl SoftplusCheck for Meta {
     fn softplus_check(self_: &Tensor, _beta: Scalar, _threshold: Scalar) -> Result<()> {
         floating_only("softplus_cpu", self_.dtype())
+    }
+}
+
+impl MishCheck for Meta {
+    fn mish_check(self_: &Tensor) -> Result<()> {
+        floating_only("mish_cpu", self_.dtype())
+    }
+}
+
+impl HardswishCheck for Meta {
+    fn hardswish_check(self_: &Tensor) -> Result<()> {
+        floating_only("hardswish_cpu", self_.dtype())
+    }
+}
+
+impl HardsigmoidCheck for Meta {
+    fn hardsigmoid_check(self_: &Tensor) -> Result<()> {
+        floating_only("hardsigmoid_cpu", self_.dtype())
+    }
+}
+
+impl HardswishBackwardCheck for Meta {
+    fn hardswish_backward_check(grad_output: &Tensor, self_: &Tensor) -> Result<()> {
+        floating_only("hardswish_backward_cpu", common_dtype(grad_output, self_))
+    }
+}
+
+impl HardsigmoidBackwardCheck for Meta {
+    fn hardsigmoid_backward_check(grad_output: &Tensor, self_: &Tensor) -> Result<()> {
+        floating_only("hardsigmoid_backward", common_dtype(grad_output, self_))
     }
 }
 

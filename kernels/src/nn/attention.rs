@@ -21,6 +21,7 @@ use crate::generated::decls::{
     SdpaFlashMetaMeta, SdpaMathCompositeImplicit,
 };
 use crate::iter::scalar_type_name;
+use crate::support::type_meta_name;
 use crate::{Composite, Cpu, Meta};
 use gemm::Parallelism;
 use oxten_runtime::{ops, DType, Device, Error, MemoryFormat, Result, Scalar, Tensor};
@@ -171,22 +172,6 @@ impl<T: Acc> Mask<T> {
             + j as isize * self.strides[3];
         // SAFETY: `off` addresses an element of the expanded `[B, H, L, S]` view, inside its storage.
         unsafe { *self.ptr.get().offset(off) }
-    }
-}
-
-/// The dtype's name as PyTorch's `TypeMeta` prints it in sdpa's messages.
-fn type_meta_name(d: DType) -> &'static str {
-    match d {
-        DType::F32 => "float",
-        DType::F64 => "double",
-        DType::F16 => "c10::Half",
-        DType::BF16 => "c10::BFloat16",
-        DType::I64 => "long int",
-        DType::I32 => "int",
-        DType::I16 => "short int",
-        DType::I8 => "signed char",
-        DType::U8 => "unsigned char",
-        DType::Bool => "bool",
     }
 }
 

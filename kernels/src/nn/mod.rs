@@ -20,6 +20,7 @@ mod activation;
 mod attention;
 #[cfg(feature = "cuda")]
 mod cuda;
+mod distance;
 mod loss;
 mod softmax;
 

@@ -12,6 +12,7 @@
 //!   wider `out=` tensor, and the safe-casting check for in-place calls all come from the
 //!   iterator.
 
+mod composites;
 #[cfg(feature = "cuda")]
 mod cuda;
 use crate::generated::decls::{

@@ -14,9 +14,11 @@ mod index;
 mod linalg;
 mod nn;
 mod norm;
+mod pointwise_math;
 mod random;
 mod random_out;
 mod reductions;
+mod sort;
 
 /// SplitMix64, so inputs are the same on every run.
 pub(crate) struct Rng(Cell<u64>);
@@ -127,6 +129,8 @@ fn cases() -> Vec<Case> {
     all.extend(reductions::cases(&Rng(Cell::new(4242))));
     all.extend(random::cases(&Rng(Cell::new(4004))));
     all.extend(random_out::cases(&Rng(Cell::new(4321))));
+    all.extend(pointwise_math::cases(&Rng(Cell::new(1717))));
+    all.extend(sort::cases(&Rng(Cell::new(2323))));
     all
 }
 

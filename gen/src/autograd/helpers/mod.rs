@@ -304,8 +304,8 @@ pub fn amax_amin_backward(grad: &Tensor, x: &Tensor, result: &Tensor, dims: &[i6
 }
 
 /// The gradient of a reduction that selects one element along `dim` (`max.dim`): `grad` put
-/// where `indices` point, zeros elsewhere. Built as `grad * (arange == indices)` (there is no
-/// scatter operator).
+/// where `indices` point, zeros elsewhere. Built as `grad * (arange == indices)`: with one index
+/// per row, a broadcast product is cheaper than a scatter.
 pub fn value_selecting_reduction_backward(
     grad: &Tensor,
     dim: i64,
@@ -329,6 +329,16 @@ pub fn value_selecting_reduction_backward(
     let positions = ops::view::call(&positions, &shape)?;
     let mask = cast_to(&ops::eq::call(&positions, &idx)?, g.dtype())?;
     ops::mul::call(&g, &mask)
+}
+
+/// The gradient of an op that selects several elements along `dim` (`sort`, `topk`): `grad`
+/// scattered to where `indices` point in a zero tensor of `self`'s `sizes`.
+pub fn index_selecting_backward(grad: &Tensor, dim: i64, indices: &Tensor, sizes: &[i64]) -> Result<Tensor> {
+    if sizes.is_empty() {
+        return Ok(grad.clone());
+    }
+    let zeros = ops::zeros::call(sizes, Some(grad.dtype()), None, Some(grad.device()), None)?;
+    ops::scatter_src::call(&zeros, dim, indices, grad)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -50,6 +50,24 @@ pub fn softplus_double_backward(grad: &Tensor, x: &Tensor, beta: Scalar, thresho
     ops::mul_scalar::call(&ops::mul::call(&d, &inside)?, beta)
 }
 
+/// The gradient of mish, `grad * (t + x * sigmoid(x) * (1 - t^2))` with `t = tanh(softplus(x))`,
+/// built from differentiable operators (PyTorch's `infinitely_differentiable_mish_backward`).
+pub fn mish_backward(grad: &Tensor, x: &Tensor) -> Result<Tensor> {
+    let t = ops::tanh::call(&ops::softplus::call(x, ONE, Scalar::Int(20))?)?;
+    let one_minus_t2 = ops::add_scalar::call(&ops::neg::call(&ops::mul::call(&t, &t)?)?, ONE, ONE)?;
+    let slope = ops::mul::call(&ops::mul::call(x, &ops::sigmoid::call(x)?)?, &one_minus_t2)?;
+    ops::mul::call(grad, &ops::add::call(&t, &slope, ONE)?)
+}
+
+/// The gradient of `hardswish_backward(grad_output, x)` with respect to `x`: `grad *
+/// grad_output / 3` inside `(-3, 3)`, 0 outside.
+pub fn hardswish_double_backward(grad: &Tensor, grad_output: &Tensor, x: &Tensor) -> Result<Tensor> {
+    let above = cast_to(&ops::gt_scalar::call(x, Scalar::Int(-3))?, grad.dtype())?;
+    let below = cast_to(&ops::lt_scalar::call(x, Scalar::Int(3))?, grad.dtype())?;
+    let d = ops::mul::call(&ops::mul::call(grad, grad_output)?, &ops::mul::call(&above, &below)?)?;
+    ops::div_scalar::call(&d, Scalar::Int(3))
+}
+
 /// The gradient of `_softmax_backward_data(grad_output, output)` with respect to `output`:
 /// `grad_output * grad - sum(output * grad_output) * grad - grad_output * sum(output * grad)`,
 /// sums along `dim`.

@@ -1,0 +1,159 @@
+"""Regenerates tests/golden/pointwise.txt: PyTorch's outputs for the special functions,
+interpolation, fused multiply-adds, tensor-bound clamp, scalar where and the hard activations,
+replayed by tests/tests/pointwise_math.rs.
+
+Format: scripts/golden_lib.py. Run: python3 scripts/golden_pointwise.py  (needs torch).
+"""
+import torch
+import torch.nn.functional as F
+
+from golden_lib import Golden
+
+g = Golden("pointwise.txt", "scripts/golden_pointwise.py")
+case = g.case
+aten = torch.ops.aten
+
+F32, F64, F16, BF16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
+I64, I32, U8, B = torch.int64, torch.int32, torch.uint8, torch.bool
+FLOATS = [F32, F64, F16, BF16]
+INF, NAN = float("inf"), float("nan")
+
+
+def t(shape, dtype=F32, layout="c", lo=-3.0, hi=3.0):
+    return ("t", shape, dtype, layout, lo, hi)
+
+
+def v(x, dtype=F32):
+    return ("v", torch.tensor(x, dtype=dtype))
+
+
+# ---- unary special functions ----
+UNARY = {
+    "log1p": (torch.log1p, -0.9, 3.0),
+    "expm1": (torch.expm1, -3.0, 3.0),
+    "erf": (torch.erf, -3.0, 3.0),
+    "erfinv": (torch.erfinv, -1.0, 1.0),
+    "mish": (F.mish, -5.0, 5.0),
+    "hardswish": (F.hardswish, -5.0, 5.0),
+    "hardsigmoid": (F.hardsigmoid, -5.0, 5.0),
+    "logit": (torch.logit, 0.0, 1.0),
+}
+for name, (fn, lo, hi) in UNARY.items():
+    for d in FLOATS + [I64, B]:
+        case(name, fn, [t((3, 4), d, "c", lo, hi)])
+    case(name, fn, [t((4, 5), F32, "t", lo, hi)])
+    case(name, fn, [t((2, 3, 2, 2), F32, "cl", lo, hi)])
+    case(name, fn, [t((), F64, "c", lo, hi)])
+# Edges: tiny arguments, the ends of erfinv's domain, infinities and NaN.
+case("log1p", torch.log1p, [v([1e-10, -1e-10, -1.0, -2.0, INF, NAN, 0.0])])
+case("log1p", torch.log1p, [v([1e-300, -0.5, 1e300], F64)])
+case("expm1", torch.expm1, [v([1e-10, -1e-10, 100.0, -INF, INF, NAN, -0.0])])
+case("erf", torch.erf, [v([0.0, -0.0, 1e-20, 4.0, -6.0, INF, -INF, NAN])])
+case("erfinv", torch.erfinv, [v([-1.0, 1.0, 1.5, -2.0, 0.0, -0.0, 0.999999, 1e-7, NAN])])
+case("erfinv", torch.erfinv, [v([1 - 1e-15, -(1 - 1e-12), 0.5, 1e-300], F64)])
+case("mish", F.mish, [v([-100.0, -20.0, 25.0, 100.0, INF, -INF, NAN])])
+case("hardswish", F.hardswish, [v([-3.0, 3.0, -3.5, 3.5, 0.0, INF, -INF, NAN])])
+case("hardsigmoid", F.hardsigmoid, [v([-3.0, 3.0, -3.5, 3.5, 0.0, INF, NAN])])
+case("logit", torch.logit, [v([0.0, 1.0, -0.5, 1.5, 0.5, NAN])])
+for eps in [0.0, 0.1, 0.49, -0.1]:
+    case("logit", lambda x, e=eps: torch.logit(x, e), [v([0.0, 0.05, 0.5, 0.95, 1.0, NAN])], eps=eps)
+    case("logit", lambda x, e=eps: torch.logit(x, e), [t((6,), F64, "c", -0.5, 1.5)], eps=eps)
+case("logit", lambda x: torch.logit(x, 0.2), [t((3, 4), BF16, "c", 0.0, 1.0)], eps=0.2)
+case("logit", lambda x: torch.logit(x, 0.2), [t((3, 4), I64, "c", 0.0, 2.0)], eps=0.2)
+
+# ---- in-place and out= forms ----
+for name in ["log1p", "expm1", "erf", "erfinv"]:
+    fn = getattr(torch, name)
+    case(name + "_", lambda x, n=name: getattr(x.clone(), n + "_")(), [t((3, 4), F32, "c", -0.9, 0.9)])
+    case(name + "_", lambda x, n=name: getattr(x.clone(), n + "_")(), [t((3,), I64, "c", 0, 3)])
+    case(name + "_out", lambda x, o, f=fn: f(x, out=o), [t((2, 3), F64, "c", -0.9, 0.9), t((7,), F32)])
+    case(name + "_out", lambda x, o, f=fn: f(x, out=o), [t((2, 3), F32, "c", -0.9, 0.9), t((6,), I64)])
+for name, fn in [("mish", F.mish), ("hardswish", F.hardswish), ("hardsigmoid", F.hardsigmoid)]:
+    case(name + "_", lambda x, f=fn: f(x.clone(), inplace=True), [t((3, 4), F32, "c", -5, 5)])
+case("logit_", lambda x: x.clone().logit_(0.1), [t((3, 4), F32, "c", 0, 1)], eps=0.1)
+case("logit_", lambda x: x.clone().logit_(), [t((3,), I64, "c", 0, 2)])
+
+# ---- binary special functions ----
+for name in ["atan2", "hypot", "logaddexp"]:
+    fn = getattr(torch, name)
+    for da, db in [(F32, F32), (F32, F64), (F16, F16), (BF16, BF16), (BF16, F32), (I64, I64), (I32, F32), (B, B)]:
+        case(name, fn, [t((2, 3), da), t((2, 3), db)])
+    case(name, fn, [t((3, 1), F32), t((1, 4), F32)])
+    case(name, fn, [t((4, 3), F32, "t"), t((4, 3), F64)])
+    case(name, fn, [t((2, 3, 2, 2), F32, "cl"), t((1, 3, 1, 1), F32)])
+    case(name, fn, [t((4,), F32), t((), F64)])
+    if name != "logaddexp":
+        case(name + "_", lambda a, b, n=name: getattr(a.clone(), n + "_")(b), [t((2, 3), F32), t((3,), F32)])
+        case(name + "_", lambda a, b, n=name: getattr(a.clone(), n + "_")(b), [t((2, 3), F32), t((3,), F64)])
+    case(name + "_out", lambda a, b, o, f=fn: f(a, b, out=o), [t((2, 3), F64), t((2, 3), F64), t((1,), F32)])
+case("atan2", torch.atan2, [v([0.0, -0.0, 0.0, -0.0, 1.0, -1.0, INF, NAN]), v([0.0, 0.0, -0.0, -0.0, 0.0, 0.0, INF, 1.0])])
+case("hypot", torch.hypot, [v([3e30, 1e-30, INF, NAN, 0.0, INF]), v([4e30, 1e-30, NAN, INF, -0.0, -INF])])
+case("hypot", torch.hypot, [v([3e300, 1e-300], F64), v([4e300, 1e-300], F64)])
+case("logaddexp", torch.logaddexp, [v([INF, -INF, INF, -INF, 1.0, 100.0, NAN, 0.0]), v([INF, -INF, -INF, 2.0, INF, -100.0, 1.0, 0.0])])
+case("logaddexp", torch.logaddexp, [v([1000.0, -1000.0, 1e-10]), v([1000.5, -999.0, -1e-10])])
+
+# ---- lerp ----
+for d in FLOATS:
+    for w in [0.25, 0.75, 1.0, 0.0, -0.5, 1.5]:
+        case("lerp_scalar", lambda a, b, w=w: torch.lerp(a, b, w), [t((2, 3), d), t((2, 3), d)], weight=w)
+    case("lerp_tensor", torch.lerp, [t((2, 3), d), t((2, 3), d), t((2, 3), d, "c", -0.5, 1.5)])
+case("lerp_scalar", lambda a, b: torch.lerp(a, b, 2), [t((3, 1), F32), t((1, 4), F32)], weight=2)
+case("lerp_scalar", lambda a, b: torch.lerp(a, b, 0.5), [t((4, 3), F32, "t"), t((4, 3), F32)], weight=0.5)
+case("lerp_tensor", torch.lerp, [t((3, 1), F32), t((1, 4), F32), t((4,), F32, "c", 0, 1)])
+case("lerp_tensor", torch.lerp, [t((3,), F32), t((3,), F32), t((), F32, "c", 0, 1)])
+case("lerp_scalar", lambda a, b: torch.lerp(a, b, 0.5), [t((3,), I64), t((3,), I64)], weight=0.5)
+case("lerp_scalar", lambda a, b: torch.lerp(a, b, 0.5), [t((3,), F32), t((3,), F64)], weight=0.5)
+case("lerp_scalar", lambda a, b: torch.lerp(a, b, 0.5), [t((3,), F64), t((3,), F32)], weight=0.5)
+case("lerp_tensor", torch.lerp, [t((3,), F32), t((3,), F32), t((3,), F64)])
+case("lerp_tensor", torch.lerp, [t((3,), I64), t((3,), I64), t((3,), I64)])
+case("lerp_scalar_", lambda a, b: a.clone().lerp_(b, 0.3), [t((2, 3), F32), t((3,), F32)], weight=0.3)
+case("lerp_tensor_", lambda a, b, w: a.clone().lerp_(b, w), [t((2, 3), F32), t((3,), F32), t((2, 1), F32)])
+case("lerp_scalar_", lambda a, b: a.clone().lerp_(b, 0.3), [t((3,), F32), t((2, 3), F32)], weight=0.3)
+
+# ---- addcmul / addcdiv ----
+for name in ["addcmul", "addcdiv"]:
+    fn = getattr(torch, name)
+    for val in [1, 0.5, -2, True]:
+        case(name, lambda a, b, c, f=fn, x=val: f(a, b, c, value=x), [t((2, 3)), t((2, 3)), t((2, 3), F32, "c", 0.5, 2)], value=val)
+    for ds in [(F64, F64, F64), (F16, F16, F16), (BF16, BF16, BF16), (F32, I64, I64), (I64, F32, F32),
+               (I64, I64, I64), (I32, I64, U8), (B, B, B), (F32, B, B), (F16, F32, F32)]:
+        case(name, fn, [t((2, 3), ds[0]), t((2, 3), ds[1], "c", 1, 3), t((2, 3), ds[2], "c", 1, 3)])
+    case(name, lambda a, b, c, f=fn: f(a, b, c, value=0.5), [t((3,), I64), t((3,), I64, "c", 1, 3), t((3,), I64, "c", 1, 3)], value=0.5)
+    case(name, fn, [t((3, 1)), t((1, 4)), t((4,), F32, "c", 0.5, 2)])
+    case(name, fn, [t((4, 3), F32, "t"), t((4, 3)), t((4, 3), F32, "c", 0.5, 2)])
+    case(name + "_", lambda a, b, c, n=name: getattr(a.clone(), n + "_")(b, c, value=0.5), [t((2, 3)), t((3,)), t((2, 1), F32, "c", 0.5, 2)], value=0.5)
+    case(name + "_", lambda a, b, c, n=name: getattr(a.clone(), n + "_")(b, c), [t((3,)), t((2, 3)), t((3,), F32, "c", 0.5, 2)])
+    case(name + "_", lambda a, b, c, n=name: getattr(a.clone(), n + "_")(b, c), [t((3,), I64), t((3,), F32), t((3,), F32, "c", 0.5, 2)])
+    case(name + "_out", lambda a, b, c, o, f=fn: f(a, b, c, out=o), [t((2, 3), F64), t((2, 3), F64), t((2, 3), F64, "c", 0.5, 2), t((1,), F32)])
+
+# ---- clamp with tensor bounds ----
+case("clamp_tensor", lambda x, lo, hi: torch.clamp(x, lo, hi), [t((3, 4)), t((3, 4), F32, "c", -2, 0), t((4,), F32, "c", 0, 2)], has_min=1, has_max=1)
+case("clamp_tensor", lambda x, lo: torch.clamp(x, min=lo), [t((3, 4)), t((3, 1))], has_min=1)
+case("clamp_tensor", lambda x, hi: torch.clamp(x, max=hi), [t((3, 4)), t((4,))], has_max=1)
+case("clamp_tensor", lambda x, lo: torch.clamp(x, min=lo), [t((4,), I64), v(0.5)], has_min=1)
+case("clamp_tensor", lambda x, lo: torch.clamp(x, min=lo), [t((4,), I64), t((4,), F64)], has_min=1)
+case("clamp_tensor", lambda x, lo: torch.clamp(x, min=lo), [t((4,), F16), v(0.5, F64)], has_min=1)
+case("clamp_tensor", lambda x, lo, hi: torch.clamp(x, lo, hi), [v([NAN, 1.0, 2.0, 5.0]), v([0.0, NAN, 0.0, 0.0]), v([3.0, 3.0, NAN, 3.0])], has_min=1, has_max=1)
+case("clamp_tensor", lambda x, lo, hi: torch.clamp(x, lo, hi), [t((4,)), v([1.0]), v([-1.0])], has_min=1, has_max=1)
+case("clamp_tensor", lambda x: torch.clamp(x, min=None, max=None), [t((4,))])
+
+# ---- where with scalar branches ----
+for d in [F32, F16, BF16, I64, I32, B]:
+    for s in [2.5, 2, True]:
+        case("where_scalar_other", lambda c, x, s=s: torch.where(c, x, s), [t((2, 3), B), t((2, 3), d), ("s", s)])
+        case("where_scalar_self", lambda c, s, x: torch.where(c, s, x), [t((2, 3), B), ("s", s), t((2, 3), d)])
+case("where_scalar_other", lambda c, x, s: torch.where(c, x, s), [t((3, 1), B), t((1, 4)), ("s", 0.0)])
+for a, b in [(1, 2), (1, 2.5), (True, False), (True, 2), (-1.5, 0.5)]:
+    case("where_scalar", lambda c, a, b: torch.where(c, a, b), [t((2, 3), B), ("s", a), ("s", b)])
+case("where_scalar_other", lambda c, x, s: torch.where(c, x, s), [t((2, 3), F32), t((2, 3)), ("s", 1.0)])
+
+# ---- hard activations' backward kernels ----
+for name in ["hardswish_backward", "hardsigmoid_backward"]:
+    fn = getattr(aten, name)
+    for d in FLOATS:
+        case(name, fn, [t((3, 4), d), t((3, 4), d, "c", -5, 5)])
+    case(name, fn, [t((3, 4), F32), t((3, 4), F64, "c", -5, 5)])
+    case(name, fn, [t((4,), F32), v([-3.0, 3.0, -3.5, 3.5])])
+    case(name, fn, [t((3,), I64), t((3,), I64)])
+
+g.save()

@@ -1,0 +1,128 @@
+//! Replays tests/golden/pointwise.txt — PyTorch's outputs (values, dtype, shape, strides) and
+//! error messages for the special functions (`log1p expm1 erf erfinv logit`), `atan2 hypot
+//! logaddexp`, `lerp`, `addcmul`/`addcdiv`, `clamp` with tensor bounds, `where` with scalar
+//! branches and the hard activations, recorded by scripts/golden_pointwise.py — through oxten,
+//! plus the properties the file cannot express (autograd through the composites, meta tensors).
+
+use oxten::ops;
+use oxten::{DType, Device, MemoryFormat, Result, Scalar, Tensor};
+use oxten_tests::golden::{replay, Case};
+
+const GOLDEN: &str = include_str!("../golden/pointwise.txt");
+
+fn run(c: &Case) -> Result<Vec<Tensor>> {
+    let t = |i: usize| c.t(i);
+    let s = |i: usize| c.s(i);
+    let value = || c.scalar("value").unwrap_or(Scalar::Int(1));
+    let weight = || c.scalar("weight").unwrap();
+    // An in-place op works on a copy, so the recorded input stays as PyTorch saw it.
+    let copy = |i: usize| t(i).deep_clone();
+    let one = |r: Result<Tensor>| r.map(|t| vec![t]);
+    match c.op.as_str() {
+        "log1p" => one(ops::log1p::call(t(0))),
+        "expm1" => one(ops::expm1::call(t(0))),
+        "erf" => one(ops::erf::call(t(0))),
+        "erfinv" => one(ops::erfinv::call(t(0))),
+        "mish" => one(ops::mish::call(t(0))),
+        "hardswish" => one(ops::hardswish::call(t(0))),
+        "hardsigmoid" => one(ops::hardsigmoid::call(t(0))),
+        "logit" => one(ops::logit::call(t(0), c.float("eps"))),
+        "log1p_" => one(ops::log1p_::call(&copy(0))),
+        "expm1_" => one(ops::expm1_::call(&copy(0))),
+        "erf_" => one(ops::erf_::call(&copy(0))),
+        "erfinv_" => one(ops::erfinv_::call(&copy(0))),
+        "mish_" => one(ops::mish_::call(&copy(0))),
+        "hardswish_" => one(ops::hardswish_::call(&copy(0))),
+        "hardsigmoid_" => one(ops::hardsigmoid_::call(&copy(0))),
+        "logit_" => one(ops::logit_::call(&copy(0), c.float("eps"))),
+        "log1p_out" => one(ops::log1p_out::call(t(0), t(1))),
+        "expm1_out" => one(ops::expm1_out::call(t(0), t(1))),
+        "erf_out" => one(ops::erf_out::call(t(0), t(1))),
+        "erfinv_out" => one(ops::erfinv_out::call(t(0), t(1))),
+        "atan2" => one(ops::atan2::call(t(0), t(1))),
+        "hypot" => one(ops::hypot::call(t(0), t(1))),
+        "logaddexp" => one(ops::logaddexp::call(t(0), t(1))),
+        "atan2_" => one(ops::atan2_::call(&copy(0), t(1))),
+        "hypot_" => one(ops::hypot_::call(&copy(0), t(1))),
+        "atan2_out" => one(ops::atan2_out::call(t(0), t(1), t(2))),
+        "hypot_out" => one(ops::hypot_out::call(t(0), t(1), t(2))),
+        "logaddexp_out" => one(ops::logaddexp_out::call(t(0), t(1), t(2))),
+        "lerp_scalar" => one(ops::lerp_scalar::call(t(0), t(1), weight())),
+        "lerp_tensor" => one(ops::lerp::call(t(0), t(1), t(2))),
+        "lerp_scalar_" => one(ops::lerp_scalar_::call(&copy(0), t(1), weight())),
+        "lerp_tensor_" => one(ops::lerp_::call(&copy(0), t(1), t(2))),
+        "addcmul" => one(ops::addcmul::call(t(0), t(1), t(2), value())),
+        "addcdiv" => one(ops::addcdiv::call(t(0), t(1), t(2), value())),
+        "addcmul_" => one(ops::addcmul_::call(&copy(0), t(1), t(2), value())),
+        "addcdiv_" => one(ops::addcdiv_::call(&copy(0), t(1), t(2), value())),
+        "addcmul_out" => one(ops::addcmul_out::call(t(0), t(1), t(2), value(), t(3))),
+        "addcdiv_out" => one(ops::addcdiv_out::call(t(0), t(1), t(2), value(), t(3))),
+        "clamp_tensor" => {
+            let (has_min, has_max) = (c.flag("has_min"), c.flag("has_max"));
+            let min = has_min.then(|| t(1));
+            let max = has_max.then(|| t(if has_min { 2 } else { 1 }));
+            one(ops::clamp_tensor::call(t(0), min, max))
+        }
+        "where_scalar_other" => one(ops::where_scalarother::call(t(0), t(1), s(2))),
+        "where_scalar_self" => one(ops::where_scalarself::call(t(0), s(1), t(2))),
+        "where_scalar" => one(ops::where_scalar::call(t(0), s(1), s(2))),
+        "hardswish_backward" => one(ops::hardswish_backward::call(t(0), t(1))),
+        "hardsigmoid_backward" => one(ops::hardsigmoid_backward::call(t(0), t(1))),
+        other => panic!("case at line {}: no runner for op {other}", c.line),
+    }
+}
+
+#[test]
+fn pointwise_math_matches_pytorch() {
+    replay(GOLDEN, 300, run);
+}
+
+/// `logit`'s gradient, through the clamp: zero outside `[eps, 1 - eps]` and `1 / (p (1 - p))`
+/// inside, as PyTorch's `logit_backward`.
+#[test]
+fn logit_gradient_is_zero_outside_the_clamp() -> Result<()> {
+    let p = Tensor::from_vec(vec![0.05f64, 0.25, 0.5, 0.95], &[4])?.requires_grad_(true);
+    let y = ops::logit::call(&p, Some(0.1))?;
+    let g = oxten::autograd::grad(&[y.try_sum()?], std::slice::from_ref(&p))?;
+    let got: Vec<f64> = Vec::try_from(g[0].as_ref().unwrap())?;
+    assert_eq!(got, [0.0, 1.0 / (0.25 * 0.75), 4.0, 0.0]);
+    Ok(())
+}
+
+/// The new operators on meta tensors: shapes and dtypes without data.
+#[test]
+fn meta_tensors_get_shapes_and_dtypes() -> Result<()> {
+    let a = Tensor::empty(&[2, 1, 3], DType::F32, Device::Meta, MemoryFormat::Contiguous)?;
+    let b = Tensor::empty(&[4, 1], DType::F32, Device::Meta, MemoryFormat::Contiguous)?;
+    let r = ops::atan2::call(&a, &b)?;
+    assert_eq!((&r.sizes()[..], r.device()), (&[2i64, 4, 3][..], Device::Meta));
+    let r = ops::addcmul::call(&a, &b, &a, Scalar::Float(0.5))?;
+    assert_eq!(r.sizes()[..], [2, 4, 3]);
+    let r = ops::lerp_scalar::call(&a, &b, Scalar::Float(0.5))?;
+    assert_eq!(r.sizes()[..], [2, 4, 3]);
+    Ok(())
+}
+
+/// The composites differentiate through the operators they call: `logit` (both with and
+/// without `eps`), `clamp` with tensor bounds (away from ties) and `where` with a scalar branch.
+#[test]
+fn composites_pass_gradcheck() -> Result<()> {
+    use oxten::autograd::{gradcheck, gradgradcheck, GradcheckOpts};
+    let leaf = |v: Vec<f64>, shape: &[i64]| Tensor::from_vec(v, shape).unwrap().requires_grad_(true);
+    let p = leaf(vec![0.05, 0.2, 0.5, 0.7, 0.97, 0.4], &[2, 3]);
+    let x = leaf(vec![-1.5, -0.4, 0.3, 0.8, 1.6, 2.2], &[2, 3]);
+    let lo = leaf(vec![-1.0, 0.0, 0.5], &[3]);
+    let hi = leaf(vec![1.0], &[1]);
+    let cond = Tensor::from_vec(vec![true, false, true, false, false, true], &[2, 3])?;
+    let opts = GradcheckOpts::default();
+    for eps in [None, Some(0.1)] {
+        let f = |t: &[Tensor]| Ok(vec![ops::logit::call(&t[0], eps)?]);
+        gradcheck(f, std::slice::from_ref(&p), opts)?;
+        gradgradcheck(f, std::slice::from_ref(&p), opts)?;
+    }
+    let clamp = |t: &[Tensor]| Ok(vec![ops::clamp_tensor::call(&t[0], Some(&t[1]), Some(&t[2]))?]);
+    gradcheck(clamp, &[x.clone(), lo, hi], opts)?;
+    let pick = |t: &[Tensor]| Ok(vec![ops::where_scalarother::call(&cond, &t[0], Scalar::Float(2.5))?]);
+    gradcheck(pick, &[x], opts)?;
+    Ok(())
+}
