@@ -1,10 +1,13 @@
 """Regenerates tests/golden/optim.txt: torch.optim's parameter values after each step of SGD,
-Adam and AdamW (float64, given gradients), and the learning rates of StepLR and
-CosineAnnealingLR, for tests/tests/optim.rs. Run: python3 scripts/golden_optim.py (needs torch).
+Adam, AdamW, RMSprop and Adagrad (float64, given gradients), and the learning rates of StepLR,
+CosineAnnealingLR, LinearLR, OneCycleLR, SequentialLR and ReduceLROnPlateau, for
+tests/tests/optim.rs. Run: python3 scripts/golden_optim.py (needs torch).
 
 Format: `case <optimizer> key=value ...`, then `param v...` (initial values), then per step
 `grad v...` and `after v...` (the parameter after the step); for schedulers
-`sched <name> key=value ...` then `lrs v...` (the learning rate after each of 12 epochs).
+`sched <name> key=value ...` then `lr0 v` (the rate once the scheduler is made) and `lrs v...`
+(the learning rate after each of 12 epochs; `plateau` steps with a fixed metric sequence, and
+`onecycle` records the momentum in `mom0`/`moms`).
 """
 import pathlib
 
@@ -52,25 +55,72 @@ run("adam", torch.optim.Adam, lr=0.02, amsgrad=True)
 run("adam", torch.optim.Adam, lr=0.02, maximize=True, weight_decay=0.05)
 run("adamw", torch.optim.AdamW, lr=0.01)
 run("adamw", torch.optim.AdamW, lr=0.01, weight_decay=0.3, amsgrad=True)
+run("rmsprop", torch.optim.RMSprop, lr=0.01)
+run("rmsprop", torch.optim.RMSprop, lr=0.01, alpha=0.9, eps=1e-6, weight_decay=0.1, momentum=0.8)
+run("rmsprop", torch.optim.RMSprop, lr=0.02, centered=True, momentum=0.5, maximize=True)
+run("adagrad", torch.optim.Adagrad, lr=0.1)
+run("adagrad", torch.optim.Adagrad, lr=0.1, lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.5, eps=1e-8)
+run("adagrad", torch.optim.Adagrad, lr=0.05, maximize=True)
 
 
 def sched(name, make, **kw):
     p = torch.zeros(1, requires_grad=True)
-    opt = torch.optim.SGD([p], lr=0.1)
+    opt = torch.optim.SGD([p], lr=0.1, momentum=0.9)
     s = make(opt, **kw)
-    lrs = []
+    lr0, mom0 = opt.param_groups[0]["lr"], opt.param_groups[0]["momentum"]
+    lrs, moms = [], []
     for _ in range(12):
         opt.step()
         s.step()
         lrs.append(s.get_last_lr()[0])
+        moms.append(opt.param_groups[0]["momentum"])
     attrs = " ".join(f"{k}={v}" for k, v in kw.items())
     lines.append(f"sched {name} {attrs}")
+    lines.append(f"lr0 {lr0!r}")
     lines.append("lrs " + " ".join(repr(v) for v in lrs))
+    if name == "onecycle":
+        lines.append(f"mom0 {mom0!r}")
+        lines.append("moms " + " ".join(repr(v) for v in moms))
 
 
 sched("steplr", torch.optim.lr_scheduler.StepLR, step_size=3, gamma=0.5)
 sched("cosine", torch.optim.lr_scheduler.CosineAnnealingLR, T_max=5, eta_min=0.01)
 sched("cosine", torch.optim.lr_scheduler.CosineAnnealingLR, T_max=12)
+sched("linear", torch.optim.lr_scheduler.LinearLR, start_factor=0.25, end_factor=1.0, total_iters=4)
+sched("linear", torch.optim.lr_scheduler.LinearLR, start_factor=1.0, end_factor=0.1, total_iters=8)
+sched("onecycle", torch.optim.lr_scheduler.OneCycleLR, max_lr=1.0, total_steps=13)
+sched("onecycle", torch.optim.lr_scheduler.OneCycleLR, max_lr=0.5, total_steps=13, pct_start=0.4, anneal_strategy="linear", three_phase=True)
+
+
+def warmup_cosine(opt, warmup, total):
+    lin = torch.optim.lr_scheduler.LinearLR(opt, start_factor=0.1, total_iters=warmup)
+    cos = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=total - warmup, eta_min=0.001)
+    return torch.optim.lr_scheduler.SequentialLR(opt, [lin, cos], milestones=[warmup])
+
+
+sched("sequential", warmup_cosine, warmup=4, total=12)
+
+
+class Plateau:
+    """ReduceLROnPlateau driven by a fixed metric sequence (it steps with the metric)."""
+
+    METRICS = [1.0, 0.9, 0.95, 0.95, 0.95, 0.8, 0.81, 0.82, 0.83, 0.84, 0.7, 0.71]
+
+    def __init__(self, opt, **kw):
+        self.s = torch.optim.lr_scheduler.ReduceLROnPlateau(opt, **kw)
+        self.i = 0
+
+    def step(self):
+        self.s.step(self.METRICS[self.i])
+        self.i += 1
+
+    def get_last_lr(self):
+        return self.s.get_last_lr()
+
+
+sched("plateau", Plateau, patience=1, factor=0.5)
+sched("plateau", Plateau, patience=0, factor=0.5, cooldown=2, threshold=0.1, threshold_mode="abs", min_lr=0.02)
+sched("plateau", Plateau, mode="max", patience=1)
 
 OUT.write_text("\n".join(lines) + "\n")
 print(f"wrote {OUT}")

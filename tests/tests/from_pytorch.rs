@@ -41,6 +41,8 @@ fn from_pytorch_table_runs_matches_the_document_and_stays_short() {
         "images.flatten(1)" => images.flatten(1);
         "x.to(torch.bfloat16)" => x.to_dtype(DType::BF16);
         "nn.Linear(784, 10)" => Linear::new(784, 10);
+        "x.topk(3)" => x.topk(3);
+        "torch.einsum(\"ij,ik->jk\", a, b)" => oxten::einsum("ij,ik->jk", &[a, b]);
     };
     let _: &Tensor = &x;
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../FROM_PYTORCH.md")).unwrap();

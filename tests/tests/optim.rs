@@ -1,7 +1,11 @@
 //! Optimizers and schedulers against torch.optim (tests/golden/optim.txt, recorded by
 //! scripts/golden_optim.py): parameter values after each step, learning rates per epoch.
 
-use oxten::optim::{Adam, AdamOpts, AdamW, CosineAnnealingLr, LrScheduler, Optimizer, Sgd, SgdOpts, StepLr};
+use oxten::optim::{
+    Adagrad, AdagradOpts, Adam, AdamOpts, AdamW, Anneal, CosineAnnealingLr, LinearLr, LrScheduler, OneCycleLr,
+    OneCycleOpts, Optimizer, PlateauMode, PlateauOpts, ReduceLrOnPlateau, Rmsprop, RmspropOpts, SequentialLr, Sgd,
+    SgdOpts, StepLr,
+};
 use oxten::Tensor;
 
 const GOLDEN: &str = include_str!("../golden/optim.txt");
@@ -64,6 +68,31 @@ fn make(kind: &str, a: &[(String, String)], p: Tensor) -> Box<dyn Optimizer> {
                 Box::new(AdamW::new(vec![p], o).unwrap())
             }
         }
+        "rmsprop" => {
+            let d = RmspropOpts::default();
+            let o = RmspropOpts {
+                lr: get(a, "lr").unwrap(),
+                alpha: get(a, "alpha").unwrap_or(d.alpha),
+                eps: get(a, "eps").unwrap_or(d.eps),
+                weight_decay: get(a, "weight_decay").unwrap_or(0.0),
+                momentum: get(a, "momentum").unwrap_or(0.0),
+                centered: flag(a, "centered"),
+                maximize: flag(a, "maximize"),
+            };
+            Box::new(Rmsprop::new(vec![p], o).unwrap())
+        }
+        "adagrad" => {
+            let d = AdagradOpts::default();
+            let o = AdagradOpts {
+                lr: get(a, "lr").unwrap(),
+                lr_decay: get(a, "lr_decay").unwrap_or(0.0),
+                weight_decay: get(a, "weight_decay").unwrap_or(0.0),
+                initial_accumulator_value: get(a, "initial_accumulator_value").unwrap_or(0.0),
+                eps: get(a, "eps").unwrap_or(d.eps),
+                maximize: flag(a, "maximize"),
+            };
+            Box::new(Adagrad::new(vec![p], o).unwrap())
+        }
         other => panic!("unknown optimizer {other}"),
     }
 }
@@ -101,43 +130,128 @@ fn optimizers_match_torch_optim() {
         }
         assert_eq!(step, 5, "{line}");
     }
-    assert_eq!(cases, 11);
+    assert_eq!(cases, 17);
+}
+
+/// `plateau` golden cases step with this metric sequence (the same as the script's).
+const PLATEAU_METRICS: [f64; 12] = [1.0, 0.9, 0.95, 0.95, 0.95, 0.8, 0.81, 0.82, 0.83, 0.84, 0.7, 0.71];
+
+/// A scheduler under test: the closed-form ones behind the trait, plus `ReduceLROnPlateau`,
+/// `SequentialLR` (their own `step`s).
+enum Sched {
+    Plain(Box<dyn LrScheduler>),
+    Sequential(SequentialLr),
+    Plateau(ReduceLrOnPlateau),
+}
+
+fn text(a: &[(String, String)], k: &str) -> Option<String> {
+    a.iter().find(|(x, _)| x == k).map(|(_, v)| v.clone())
+}
+
+fn make_scheduler(name: &str, a: &[(String, String)], opt: &mut Sgd) -> Sched {
+    let g = |k: &str| get(a, k).unwrap();
+    match name {
+        "steplr" => Sched::Plain(Box::new(StepLr::new(opt, g("step_size") as u64, g("gamma")).unwrap())),
+        "cosine" => Sched::Plain(Box::new(
+            CosineAnnealingLr::new(opt, g("T_max") as u64, get(a, "eta_min").unwrap_or(0.0)).unwrap(),
+        )),
+        "linear" => Sched::Plain(Box::new(
+            LinearLr::new(opt, g("start_factor"), g("end_factor"), g("total_iters") as u64).unwrap(),
+        )),
+        "onecycle" => {
+            let opts = OneCycleOpts {
+                pct_start: get(a, "pct_start").unwrap_or(0.3),
+                anneal_strategy: if text(a, "anneal_strategy").as_deref() == Some("linear") {
+                    Anneal::Linear
+                } else {
+                    Anneal::Cos
+                },
+                three_phase: text(a, "three_phase").as_deref() == Some("True"),
+                ..Default::default()
+            };
+            Sched::Plain(Box::new(OneCycleLr::new(opt, g("max_lr"), g("total_steps") as u64, opts).unwrap()))
+        }
+        "sequential" => {
+            let (warmup, total) = (g("warmup") as u64, g("total") as u64);
+            let lin = LinearLr::new(opt, 0.1, 1.0, warmup).unwrap();
+            let cos = CosineAnnealingLr::new(opt, total - warmup, 0.001).unwrap();
+            Sched::Sequential(SequentialLr::new(opt, vec![Box::new(lin), Box::new(cos)], &[warmup]).unwrap())
+        }
+        "plateau" => {
+            let opts = PlateauOpts {
+                mode: if text(a, "mode").as_deref() == Some("max") { PlateauMode::Max } else { PlateauMode::Min },
+                factor: get(a, "factor").unwrap_or(0.1),
+                patience: g("patience") as u64,
+                threshold: get(a, "threshold").unwrap_or(1e-4),
+                relative_threshold: text(a, "threshold_mode").as_deref() != Some("abs"),
+                cooldown: get(a, "cooldown").unwrap_or(0.0) as u64,
+                min_lr: get(a, "min_lr").unwrap_or(0.0),
+                ..Default::default()
+            };
+            Sched::Plateau(ReduceLrOnPlateau::new(opt, opts).unwrap())
+        }
+        other => panic!("unknown scheduler {other}"),
+    }
 }
 
 #[test]
 fn schedulers_match_torch() {
     let lines: Vec<&str> = GOLDEN.lines().collect();
     let mut n = 0;
+    let close = |g: f64, w: f64| (g - w).abs() <= 1e-15 + 1e-12 * w.abs();
     for (i, line) in lines.iter().enumerate() {
         let Some(rest) = line.strip_prefix("sched ") else { continue };
         n += 1;
         let name = rest.split(' ').next().unwrap();
         let a = attrs(line);
         let p = Tensor::from_vec(vec![0.0f32], &[1]).unwrap().requires_grad_(true);
-        let mut opt = Sgd::new(vec![p], SgdOpts { lr: 0.1, ..Default::default() }).unwrap();
-        let mut s: Box<dyn LrScheduler> = match name {
-            "steplr" => {
-                Box::new(StepLr::new(&opt, get(&a, "step_size").unwrap() as u64, get(&a, "gamma").unwrap()).unwrap())
+        let mut opt = Sgd::new(vec![p], SgdOpts { lr: 0.1, momentum: 0.9, ..Default::default() }).unwrap();
+        let mut s = make_scheduler(name, &a, &mut opt);
+        let lr0 = nums(lines[i + 1])[0];
+        assert!(close(opt.lrs()[0], lr0), "{line}: initial lr {} vs torch {lr0}", opt.lrs()[0]);
+        let want = nums(lines[i + 2]);
+        let want_moms = lines.get(i + 4).filter(|l| l.starts_with("moms ")).map(|l| nums(l));
+        for (e, w) in want.iter().enumerate() {
+            let got = match &mut s {
+                Sched::Plain(s) => {
+                    s.step(&mut opt).unwrap();
+                    s.last_lr()[0]
+                }
+                Sched::Sequential(s) => {
+                    s.step(&mut opt).unwrap();
+                    s.last_lr()[0]
+                }
+                Sched::Plateau(s) => {
+                    s.step(&mut opt, PLATEAU_METRICS[e]);
+                    s.last_lr()[0]
+                }
+            };
+            assert_eq!(opt.lrs()[0], got, "{line}: the optimizer has the scheduler's rate");
+            assert!(close(got, *w), "{line}: epoch {}: {got} vs torch {w}", e + 1);
+            if let Some(m) = &want_moms {
+                let mom = opt.momentum(0).unwrap();
+                assert!(close(mom, m[e]), "{line}: epoch {}: momentum {mom} vs torch {}", e + 1, m[e]);
             }
-            "cosine" => Box::new(
-                CosineAnnealingLr::new(&opt, get(&a, "T_max").unwrap() as u64, get(&a, "eta_min").unwrap_or(0.0))
-                    .unwrap(),
-            ),
-            other => panic!("unknown scheduler {other}"),
-        };
-        let want = nums(lines[i + 1]);
-        let got: Vec<f64> = (0..want.len())
-            .map(|_| {
-                s.step(&mut opt);
-                assert_eq!(opt.lrs()[0], s.last_lr()[0]);
-                s.last_lr()[0]
-            })
-            .collect();
-        for (e, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert!((g - w).abs() <= 1e-15 + 1e-12 * w.abs(), "{line}: epoch {}: {g} vs torch {w}", e + 1);
         }
     }
-    assert_eq!(n, 3);
+    assert_eq!(n, 11);
+}
+
+/// OneCycleLR stops after `total_steps`, as PyTorch does; it needs a momentum to cycle.
+#[test]
+fn one_cycle_checks_its_steps_and_the_optimizer() {
+    let p = || Tensor::from_vec(vec![0.0f32], &[1]).unwrap().requires_grad_(true);
+    let mut opt = Sgd::new(vec![p()], SgdOpts { lr: 0.1, momentum: 0.9, ..Default::default() }).unwrap();
+    let mut s = OneCycleLr::new(&mut opt, 1.0, 3, OneCycleOpts::default()).unwrap();
+    s.step(&mut opt).unwrap();
+    s.step(&mut opt).unwrap();
+    let e = s.step(&mut opt).unwrap_err().to_string();
+    assert!(e.contains("Tried to step 4 times. The specified number of total steps is 3"), "{e}");
+    let mut ada = Adagrad::new(vec![p()], AdagradOpts::default()).unwrap();
+    let e = OneCycleLr::new(&mut ada, 1.0, 3, OneCycleOpts::default()).err().unwrap().to_string();
+    assert!(e.contains("optimizer must support momentum or beta1"), "{e}");
+    let plain = OneCycleOpts { cycle_momentum: false, ..Default::default() };
+    assert!(OneCycleLr::new(&mut ada, 1.0, 3, plain).is_ok());
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! output projection tied to the token embedding. No dropout, so a run is deterministic and its
 //! losses can be compared with PyTorch's (`scripts/gpt_pytorch.py`, same `state_dict` names).
 
-use oxten::nn::{Embedding, LayerNorm, Linear, Module, Slot};
+use oxten::nn::{visit_child, Embedding, LayerNorm, Linear, Module, Slot};
 use oxten::options::{GeluOpts, ScaledDotProductAttentionOpts};
 use oxten::{Result, Tensor};
 
@@ -112,21 +112,17 @@ impl Module for Gpt {
 
     /// PyTorch's names for the same model (`scripts/gpt_pytorch.py`).
     fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
-        let mut put = |name: String, t: &Tensor| f(&name, t, Slot::Parameter);
-        put("wte.weight".into(), &self.wte.weight);
-        put("wpe.weight".into(), &self.wpe.weight);
+        visit_child("wte", &self.wte, f);
+        visit_child("wpe", &self.wpe, f);
         for (i, b) in self.blocks.iter().enumerate() {
             let p = format!("blocks.{i}");
-            put(format!("{p}.ln1.weight"), &b.ln1.weight);
-            put(format!("{p}.ln1.bias"), &b.ln1.bias);
-            for (name, l) in [("attn.qkv", &b.attn.qkv), ("attn.proj", &b.attn.proj), ("fc", &b.fc), ("out", &b.out)] {
-                put(format!("{p}.{name}.weight"), &l.weight);
-                put(format!("{p}.{name}.bias"), l.bias.as_ref().expect("every linear layer has a bias"));
-            }
-            put(format!("{p}.ln2.weight"), &b.ln2.weight);
-            put(format!("{p}.ln2.bias"), &b.ln2.bias);
+            visit_child(&format!("{p}.ln1"), &b.ln1, f);
+            visit_child(&format!("{p}.attn.qkv"), &b.attn.qkv, f);
+            visit_child(&format!("{p}.attn.proj"), &b.attn.proj, f);
+            visit_child(&format!("{p}.fc"), &b.fc, f);
+            visit_child(&format!("{p}.out"), &b.out, f);
+            visit_child(&format!("{p}.ln2"), &b.ln2, f);
         }
-        put("ln_f.weight".into(), &self.ln_f.weight);
-        put("ln_f.bias".into(), &self.ln_f.bias);
+        visit_child("ln_f", &self.ln_f, f);
     }
 }

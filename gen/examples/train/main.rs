@@ -131,7 +131,7 @@ fn main() -> Result<()> {
     let mut net = model();
     println!("model: {} parameters", net.num_parameters());
     let mut opt = AdamW::new(net.parameters(), AdamOpts { lr: args.lr, weight_decay: 1e-4, ..AdamOpts::adamw() })?;
-    let mut sched = CosineAnnealingLr::new(&opt, args.epochs as u64, 0.0)?;
+    let mut sched = CosineAnnealingLr::new(&mut opt, args.epochs as u64, 0.0)?;
     let mut rng = SplitMix64::new(args.seed ^ SEED);
     let mut order = split.train.clone();
     let (mut train_loss, mut test_loss, mut train_acc, mut test_acc, mut times) =
@@ -162,7 +162,7 @@ fn main() -> Result<()> {
             correct += pred.try_eq(&y)?.try_sum()?.item::<i64>()?;
             bar.update(i + 1, sum_loss / order[..(i * args.batch + batch.len())].len() as f64);
         }
-        sched.step(&mut opt);
+        sched.step(&mut opt)?;
         net.eval();
         let (tl, ta) = evaluate(&net, &data, &split.test, &prep, args.bf16)?;
         let dt = t0.elapsed();

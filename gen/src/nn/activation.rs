@@ -23,10 +23,47 @@ activation!(
     |x| x.try_relu()
 );
 activation!(
-    /// `nn.GELU` (exact, erf-based).
-    GELU,
-    |x| x.try_gelu()
+    /// `nn.Mish`: `x · tanh(softplus(x))`.
+    Mish,
+    |x| crate::try_mish(x)
 );
+activation!(
+    /// `nn.Hardswish`: `x · relu6(x + 3) / 6`.
+    Hardswish,
+    |x| crate::try_hardswish(x)
+);
+activation!(
+    /// `nn.Hardsigmoid`: `relu6(x + 3) / 6`.
+    Hardsigmoid,
+    |x| crate::try_hardsigmoid(x)
+);
+
+/// `nn.GELU`: exact (erf-based, the default) or with the tanh approximation
+/// (`GELU::tanh()`, PyTorch's `approximate='tanh'`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct GELU {
+    /// Use `x/2 · (1 + tanh(√(2/π)(x + 0.044715x³)))` instead of the exact form.
+    pub tanh_approximation: bool,
+}
+
+impl GELU {
+    /// The exact GELU.
+    pub fn new() -> Self {
+        GELU::default()
+    }
+
+    /// GELU with the tanh approximation.
+    pub fn tanh() -> Self {
+        GELU { tanh_approximation: true }
+    }
+}
+
+impl Module for GELU {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let approximate = if self.tanh_approximation { "tanh" } else { "none" };
+        x.try_gelu_with(crate::options::GeluOpts { approximate })
+    }
+}
 activation!(
     /// `nn.SiLU`: `x · sigmoid(x)`.
     SiLU,

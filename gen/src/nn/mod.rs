@@ -18,6 +18,8 @@
 //! ```
 
 mod activation;
+mod attention;
+mod containers;
 mod conv;
 mod embedding;
 pub mod init;
@@ -25,14 +27,21 @@ mod linear;
 mod norm;
 mod pool;
 mod sequential;
+mod transformer;
 
-pub use activation::{Flatten, Identity, ReLU, SiLU, Sigmoid, Tanh, GELU};
+pub use activation::{Flatten, Hardsigmoid, Hardswish, Identity, Mish, ReLU, SiLU, Sigmoid, Tanh, GELU};
+pub use attention::{MhaOpts, MultiheadAttention};
+pub use containers::{ModuleDict, ModuleList};
 pub use conv::Conv2d;
 pub use embedding::Embedding;
 pub use linear::Linear;
-pub use norm::{BatchNorm2d, GroupNorm, LayerNorm};
+pub use norm::{BatchNorm2d, GroupNorm, LayerNorm, RMSNorm};
 pub use pool::{AdaptiveAvgPool2d, AvgPool2d, Dropout, MaxPool2d};
 pub use sequential::Sequential;
+pub use transformer::{
+    Activation, DecoderMasks, EncoderMasks, TransformerConfig, TransformerDecoder, TransformerDecoderLayer,
+    TransformerEncoder, TransformerEncoderLayer,
+};
 
 use crate::{Result, Tensor};
 

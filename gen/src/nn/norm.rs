@@ -84,22 +84,28 @@ impl Module for BatchNorm2d {
 pub struct LayerNorm {
     /// The trailing dimensions normalised over.
     pub normalized_shape: Vec<i64>,
-    /// Elementwise scale (γ), of `normalized_shape`.
-    pub weight: Tensor,
-    /// Elementwise shift (β), of `normalized_shape`.
-    pub bias: Tensor,
+    /// Elementwise scale (γ), of `normalized_shape`, when the layer is affine.
+    pub weight: Option<Tensor>,
+    /// Elementwise shift (β), of `normalized_shape`, when the layer is affine with a bias.
+    pub bias: Option<Tensor>,
     /// Added to the variance before the square root.
     pub eps: f64,
 }
 
 impl LayerNorm {
-    /// PyTorch's defaults (affine, `eps = 1e-5`).
+    /// PyTorch's defaults (affine with a bias, `eps = 1e-5`).
     pub fn new(normalized_shape: &[i64]) -> Self {
+        LayerNorm::with_options(normalized_shape, 1e-5, true, true)
+    }
+
+    /// PyTorch's `LayerNorm(normalized_shape, eps, elementwise_affine, bias)`: without
+    /// `elementwise_affine` there is neither weight nor bias; `bias = false` keeps the weight only.
+    pub fn with_options(normalized_shape: &[i64], eps: f64, elementwise_affine: bool, bias: bool) -> Self {
         LayerNorm {
             normalized_shape: normalized_shape.to_vec(),
-            weight: crate::ones(normalized_shape).requires_grad_(true),
-            bias: crate::zeros(normalized_shape).requires_grad_(true),
-            eps: 1e-5,
+            weight: elementwise_affine.then(|| crate::ones(normalized_shape).requires_grad_(true)),
+            bias: (elementwise_affine && bias).then(|| crate::zeros(normalized_shape).requires_grad_(true)),
+            eps,
         }
     }
 }
@@ -109,15 +115,58 @@ impl Module for LayerNorm {
         crate::try_layer_norm_with(
             x,
             &self.normalized_shape,
-            Some(&self.weight),
-            Some(&self.bias),
+            self.weight.as_ref(),
+            self.bias.as_ref(),
             crate::options::LayerNormOpts { eps: self.eps, cudnn_enable: false },
         )
     }
 
     fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
-        f("weight", &self.weight, Slot::Parameter);
-        f("bias", &self.bias, Slot::Parameter);
+        if let Some(w) = &self.weight {
+            f("weight", w, Slot::Parameter);
+        }
+        if let Some(b) = &self.bias {
+            f("bias", b, Slot::Parameter);
+        }
+    }
+}
+
+/// `nn.RMSNorm`: `x / sqrt(mean(x²) + eps) · weight` over the trailing `normalized_shape`
+/// dimensions (no centring, no bias); `eps = None` is the compute dtype's machine epsilon.
+pub struct RMSNorm {
+    /// The trailing dimensions normalised over.
+    pub normalized_shape: Vec<i64>,
+    /// Elementwise scale, of `normalized_shape`, when the layer is affine.
+    pub weight: Option<Tensor>,
+    /// Added to the mean square, or `None` for the machine epsilon.
+    pub eps: Option<f64>,
+}
+
+impl RMSNorm {
+    /// PyTorch's defaults (affine, `eps = None`).
+    pub fn new(normalized_shape: &[i64]) -> Self {
+        RMSNorm::with_options(normalized_shape, None, true)
+    }
+
+    /// PyTorch's `RMSNorm(normalized_shape, eps, elementwise_affine)`.
+    pub fn with_options(normalized_shape: &[i64], eps: Option<f64>, elementwise_affine: bool) -> Self {
+        RMSNorm {
+            normalized_shape: normalized_shape.to_vec(),
+            weight: elementwise_affine.then(|| crate::ones(normalized_shape).requires_grad_(true)),
+            eps,
+        }
+    }
+}
+
+impl Module for RMSNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        crate::ops::rms_norm::call(x, &self.normalized_shape, self.weight.as_ref(), self.eps)
+    }
+
+    fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
+        if let Some(w) = &self.weight {
+            f("weight", w, Slot::Parameter);
+        }
     }
 }
 

@@ -46,6 +46,11 @@ impl Dropout {
     pub fn new(p: f64) -> Self {
         Dropout { p, training: true }
     }
+
+    /// Whether the layer is in training mode (drops elements).
+    pub fn training(&self) -> bool {
+        self.training
+    }
 }
 
 impl Module for Dropout {

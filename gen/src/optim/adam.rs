@@ -2,7 +2,7 @@
 
 use super::{check, check_params, Group, Optimizer};
 use crate::autograd::no_grad;
-use crate::options::AddInplaceOpts;
+use crate::options::{AddcdivInplaceOpts, AddcmulInplaceOpts};
 use crate::{Result, Scalar, Tensor};
 
 /// Adam's and AdamW's hyperparameters. `Default` is Adam's PyTorch default (`lr=1e-3`,
@@ -60,10 +60,6 @@ struct AdamCore {
     decoupled: bool,
 }
 
-fn alpha(a: f64) -> AddInplaceOpts {
-    AddInplaceOpts { alpha: Scalar::Float(a) }
-}
-
 impl AdamCore {
     fn add_group(&mut self, params: Vec<Tensor>, opts: AdamOpts) -> Result<()> {
         opts.validate()?;
@@ -77,7 +73,7 @@ impl AdamCore {
     /// ```text
     /// t ← t + 1;  g ← -g if maximize
     /// Adam: g ← g + wd·p          AdamW: p ← p·(1 − lr·wd)
-    /// m ← m + (1 − β1)(g − m);    v ← β2·v + (1 − β2)·g²;   v̂ ← max(v̂, v) if amsgrad
+    /// m ← lerp(m, g, 1 − β1);    v ← β2·v + (1 − β2)·g²;   v̂ ← max(v̂, v) if amsgrad
     /// p ← p − lr/(1 − β1ᵗ) · m / (√v / √(1 − β2ᵗ) + eps)
     /// ```
     fn step(&mut self) -> Result<()> {
@@ -100,10 +96,10 @@ impl AdamCore {
                         }
                     }
                     let m = st.exp_avg.get_or_insert_with(|| crate::zeros_like(p));
-                    m.try_add_with_(&g.try_sub(m)?, alpha(1.0 - b1))?;
+                    m.try_lerp_scalar_(&g, Scalar::Float(1.0 - b1))?;
                     let v = st.exp_avg_sq.get_or_insert_with(|| crate::zeros_like(p));
                     v.try_mul_scalar_(b2)?;
-                    v.try_add_with_(&g.try_mul(&g)?, alpha(1.0 - b2))?;
+                    v.try_addcmul_with_(&g, &g, AddcmulInplaceOpts { value: Scalar::Float(1.0 - b2) })?;
                     let t = st.step as i32;
                     let bias_correction1 = 1.0 - b1.powi(t);
                     let bias_correction2_sqrt = (1.0 - b2.powi(t)).sqrt();
@@ -116,7 +112,11 @@ impl AdamCore {
                     };
                     let denom = second.try_sqrt()?.try_div_scalar(bias_correction2_sqrt)?.try_add_scalar(o.eps)?;
                     let m = st.exp_avg.as_ref().expect("set above");
-                    p.try_add_with_(&m.try_div(&denom)?, alpha(-o.lr / bias_correction1))?;
+                    p.try_addcdiv_with_(
+                        m,
+                        &denom,
+                        AddcdivInplaceOpts { value: Scalar::Float(-o.lr / bias_correction1) },
+                    )?;
                 }
             }
             Ok(())
@@ -165,6 +165,12 @@ macro_rules! adam_optimizer {
             }
             fn params(&self) -> Vec<Tensor> {
                 self.0.params()
+            }
+            fn momentum(&self, group: usize) -> Option<f64> {
+                Some(self.0.groups.get(group)?.opts.betas.0)
+            }
+            fn set_momentum(&mut self, group: usize, beta1: f64) {
+                self.0.groups[group].opts.betas.0 = beta1;
             }
         }
     };

@@ -21,10 +21,15 @@
 
 mod adam;
 mod lr_scheduler;
+mod rmsprop;
 mod sgd;
 
 pub use adam::{Adam, AdamOpts, AdamW};
-pub use lr_scheduler::{CosineAnnealingLr, LrScheduler, StepLr};
+pub use lr_scheduler::{
+    Anneal, CosineAnnealingLr, LinearLr, LrScheduler, OneCycleLr, OneCycleOpts, PlateauMode, PlateauOpts,
+    ReduceLrOnPlateau, SequentialLr, StepLr,
+};
+pub use rmsprop::{Adagrad, AdagradOpts, Rmsprop, RmspropOpts};
 pub use sgd::{Sgd, SgdOpts};
 
 use crate::{Error, Result, Tensor};
@@ -39,6 +44,13 @@ pub trait Optimizer {
     fn set_lr(&mut self, group: usize, lr: f64);
     /// Every parameter handle, all groups in order.
     fn params(&self) -> Vec<Tensor>;
+    /// The momentum (SGD, RMSprop) or β1 (Adam) of group `group`, for schedulers that cycle it
+    /// ([`OneCycleLr`]); `None` for optimizers without one.
+    fn momentum(&self, _group: usize) -> Option<f64> {
+        None
+    }
+    /// Sets what [`Optimizer::momentum`] reads; ignored by optimizers without a momentum.
+    fn set_momentum(&mut self, _group: usize, _momentum: f64) {}
     /// Clears every parameter's gradient (sets it to `None`).
     fn zero_grad(&self) {
         for p in self.params() {

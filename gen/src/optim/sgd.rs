@@ -121,4 +121,12 @@ impl Optimizer for Sgd {
     fn params(&self) -> Vec<Tensor> {
         self.groups.iter().flat_map(|g| g.params.iter().map(|(p, _)| p.clone())).collect()
     }
+
+    fn momentum(&self, group: usize) -> Option<f64> {
+        Some(self.groups.get(group)?.opts.momentum)
+    }
+
+    fn set_momentum(&mut self, group: usize, momentum: f64) {
+        self.groups[group].opts.momentum = momentum;
+    }
 }

@@ -20,7 +20,7 @@ use oxten_runtime::{ops, DType, Error, MemoryFormat, Result, Tensor};
 use std::mem::MaybeUninit;
 
 /// PyTorch's `_check_layer_norm_inputs`: the rows (`M`) and row length (`D`).
-fn check_inputs(
+pub(super) fn check_inputs(
     input: &Tensor,
     normalized_shape: &[i64],
     weight: Option<&Tensor>,

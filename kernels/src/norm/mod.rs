@@ -23,6 +23,7 @@
 mod batch_norm;
 mod group_norm;
 mod layer_norm;
+mod rms_norm;
 
 use crate::iter::{copy_, scalar_type_name};
 use oxten_runtime::dtype::{bf16, f16};
