@@ -31,6 +31,37 @@ pub fn type_meta_name(d: DType) -> &'static str {
     }
 }
 
+/// The error PyTorch's dispatch macros raise for a dtype a kernel has no loop for:
+/// `"kernel_cpu" not implemented for 'Long'`.
+pub fn not_implemented(kernel: &str, dtype: DType) -> Error {
+    Error::dtype(format!("\"{kernel}\" not implemented for '{}'", crate::iter::scalar_type_name(dtype)))
+}
+
+/// Formats like C++'s default stream output of a double (`%g`: 6 significant digits, trailing
+/// zeros dropped, scientific notation outside `1e-5 ..= 1e6`), as PyTorch's messages print
+/// scalars.
+pub fn format_g(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return format!("{v}");
+    }
+    let sci = format!("{v:.5e}");
+    let (mantissa, exp) = sci.split_once('e').expect("`{:e}` output has an exponent");
+    let exp: i32 = exp.parse().expect("`{:e}` exponent is an integer");
+    let trim = |s: &str| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s.to_string()
+        }
+    };
+    if !(-5..6).contains(&exp) {
+        let sign = if exp < 0 { '-' } else { '+' };
+        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
+    } else {
+        trim(&format!("{v:.*}", (5 - exp) as usize))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -679,3 +679,50 @@ fn in_place_random_ops_have_zero_gradients() {
     let b = oxten::full(&[3], 0.5).requires_grad_(true).bernoulli();
     assert!(b.requires_grad());
 }
+
+// ------------------------------------------------------------------------------- multinomial
+
+/// Draw frequencies follow the probabilities (with replacement), zero-probability categories are
+/// never drawn, draws without replacement are distinct and favour likely categories, a seeded
+/// generator repeats itself, and PyTorch's argument errors are reproduced.
+#[test]
+fn multinomial_draws_by_probability() -> Result<()> {
+    let g = gen(21);
+    let p = Tensor::from_vec(vec![1.0f32, 0.0, 3.0, 4.0], &[4])?;
+    let draws = oxten::try_multinomial_with(&p, 40_000, MultinomialOpts { replacement: true, generator: Some(&g) })?;
+    assert_eq!(&draws.sizes()[..], &[40_000]);
+    let counts = draws.bincount().to_vec::<i64>()?;
+    assert_eq!(counts[1], 0, "a zero-probability category is never drawn");
+    for (k, want) in [(0, 0.125), (2, 0.375), (3, 0.5)] {
+        let freq = counts[k] as f64 / 40_000.0;
+        assert!((freq - want).abs() < 0.01, "category {k}: {freq} vs {want}");
+    }
+    // Rows are independent distributions; without replacement each row's draws are distinct.
+    let rows = Tensor::from_vec(vec![5.0f64, 1.0, 1.0, 1.0, 0.0, 0.0, 2.0, 9.0], &[2, 4])?;
+    let mut first_pick = [0usize; 4];
+    for seed in 0..400 {
+        let d =
+            oxten::try_multinomial_with(&rows, 2, MultinomialOpts { replacement: false, generator: Some(&gen(seed)) })?;
+        let v: Vec<Vec<i64>> = Vec::try_from(&d)?;
+        assert_ne!(v[0][0], v[0][1]);
+        assert!(v[1].iter().all(|&c| c == 2 || c == 3), "row 1 has two possible categories: {v:?}");
+        first_pick[v[0][0] as usize] += 1;
+    }
+    assert!(first_pick[0] > 200 && first_pick[0] < 300, "the likeliest first: {first_pick:?}");
+    let again = |seed| {
+        oxten::try_multinomial_with(&rows, 3, MultinomialOpts { replacement: true, generator: Some(&gen(seed)) })
+    };
+    assert_eq!(again(5)?.to_vec::<i64>()?, again(5)?.to_vec::<i64>()?);
+    let e = |p: Tensor, n: i64, r: bool| {
+        msg(oxten::try_multinomial_with(&p, n, MultinomialOpts { replacement: r, generator: None }))
+    };
+    let t = |v: Vec<f32>| Tensor::from_vec(v, &[2]).unwrap();
+    assert!(e(t(vec![-1.0, 1.0]), 1, true).contains("probability tensor contains either `inf`, `nan` or element < 0"));
+    assert!(e(t(vec![0.0, 0.0]), 1, true).contains("invalid multinomial distribution (sum of probabilities <= 0)"));
+    assert!(e(t(vec![1.0, 1.0]), 3, false)
+        .contains("cannot sample n_sample > prob_dist.size(-1) samples without replacement"));
+    assert!(e(t(vec![1.0, 1.0]), 0, true).contains("cannot sample n_sample <= 0 samples"));
+    assert!(e(Tensor::from_vec(vec![1i64, 1], &[2])?, 1, true)
+        .contains("multinomial only supports floating-point dtypes for input, got: Long"));
+    Ok(())
+}

@@ -2,7 +2,7 @@
 //! (with its messages, in its order), output sizes and the memory format of the computation.
 
 use crate::iter::scalar_type_name;
-use crate::pointwise::type_meta_name;
+use crate::support::type_meta_name;
 use oxten_runtime::{DType, Error, MemoryFormat, Result, Tensor};
 
 /// The arguments of `convolution`, expanded to one value per spatial dimension.

@@ -44,32 +44,9 @@ fn nonzero(mask: &Tensor) -> Result<Vec<Tensor>> {
             "indexing with a boolean mask needs the mask's values; it is not supported on meta tensors",
         ));
     }
-    let values = to_dtype(mask, DType::Bool)?.to_vec::<bool>()?;
-    let sizes = mask.sizes();
-    let nd = sizes.len();
-    let mut coords: Vec<Vec<i64>> = vec![Vec::new(); nd];
-    let mut c = vec![0i64; nd];
-    for &v in &values {
-        if v {
-            for (d, col) in coords.iter_mut().enumerate() {
-                col.push(c[d]);
-            }
-        }
-        for d in (0..nd).rev() {
-            c[d] += 1;
-            if c[d] < sizes[d] {
-                break;
-            }
-            c[d] = 0;
-        }
-    }
-    coords
-        .into_iter()
-        .map(|col| {
-            let n = col.len() as i64;
-            Tensor::from_vec(col, &[n])
-        })
-        .collect()
+    let (count, coords) = super::nonzero::nonzero_coords(mask)?;
+    let nd = mask.dim();
+    (0..nd).map(|d| Tensor::from_vec(coords.iter().skip(d).step_by(nd).copied().collect(), &[count as i64])).collect()
 }
 
 /// `expandTensors`: masks replaced by the index tensors of their nonzero positions, after

@@ -285,8 +285,8 @@ pub(crate) fn check_out_dtype(outs: &crate::iter::StructuredOutputs, dtype: DTyp
         if o.dtype() != dtype {
             return Err(Error::dtype(format!(
                 "Expected out tensor to have dtype {}, but got {} instead",
-                crate::pointwise::type_meta_name(dtype),
-                crate::pointwise::type_meta_name(o.dtype())
+                crate::support::type_meta_name(dtype),
+                crate::support::type_meta_name(o.dtype())
             )));
         }
     }

@@ -8,7 +8,7 @@ use crate::generated::decls::{
 };
 use crate::iter::{infer_size, to_dtype, TensorIterator, TensorIteratorConfig};
 use crate::logical::promote::FromScalar;
-use crate::pointwise::type_meta_name;
+use crate::support::type_meta_name;
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::{match_dtype, ops, DType, Error, MemoryFormat, Result, Scalar, Tensor};
 

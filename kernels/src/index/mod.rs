@@ -8,4 +8,5 @@ pub(crate) mod common;
 mod cuda;
 mod gather;
 mod masked;
+mod nonzero;
 mod select;

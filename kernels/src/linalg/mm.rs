@@ -4,7 +4,7 @@
 use super::{check_matrix, not_implemented, product_into};
 use crate::generated::decls::{AddmmOutCpuCpu, AddmmOutMetaFn, MmOutCpuCpu, MmOutMetaFn};
 use crate::iter::{scalar_type_name, OutputMode, StructuredOutputs};
-use crate::pointwise::type_meta_name;
+use crate::support::type_meta_name;
 use crate::{Cpu, Meta};
 use oxten_runtime::{DType, Error, Result, Scalar, Tensor};
 

@@ -27,7 +27,7 @@ mod mm;
 mod products;
 mod vector;
 
-use crate::iter::{copy_, get_overlap_status, has_internal_overlap, scalar_type_name, MemOverlap, MemOverlapStatus};
+use crate::iter::{copy_, get_overlap_status, has_internal_overlap, MemOverlap, MemOverlapStatus};
 use engine::{Dims, Operand};
 use oxten_runtime::{DType, Error, MemoryFormat, Result, Scalar, Tensor};
 
@@ -39,10 +39,7 @@ fn check_matrix(name: &str, t: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// PyTorch's error for a dtype a kernel does not handle (`"bmm" not implemented for 'Bool'`).
-fn not_implemented(kernel: &str, dtype: DType) -> Error {
-    Error::dtype(format!("\"{kernel}\" not implemented for '{}'", scalar_type_name(dtype)))
-}
+use crate::support::not_implemented;
 
 /// PyTorch's `resize_output` for the non-structured `out=` overloads: resized (contiguous) only
 /// when the sizes differ, so an `out` of the right size keeps its strides.

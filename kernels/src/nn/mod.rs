@@ -22,6 +22,7 @@ mod attention;
 mod cuda;
 mod distance;
 mod loss;
+mod one_hot;
 mod softmax;
 
 use crate::iter::scalar_type_name;
@@ -34,11 +35,7 @@ pub(crate) const REDUCTION_MEAN: i64 = 1;
 /// `reduction=2`: the sum of the losses.
 pub(crate) const REDUCTION_SUM: i64 = 2;
 
-/// The error PyTorch's dispatch macros raise for a dtype a kernel has no loop for
-/// (`"elu_cpu" not implemented for 'Long'`).
-pub(crate) fn not_implemented(kernel: &str, dtype: DType) -> Error {
-    Error::dtype(format!("\"{kernel}\" not implemented for '{}'", scalar_type_name(dtype)))
-}
+pub(crate) use crate::support::not_implemented;
 
 /// Kernels with floating loops only (f16, bf16, f32, f64) reject every other dtype.
 pub(crate) fn floating_only(kernel: &str, dtype: DType) -> oxten_runtime::Result<()> {

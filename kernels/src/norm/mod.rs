@@ -164,10 +164,7 @@ macro_rules! dispatch_float {
 }
 pub(crate) use dispatch_float;
 
-/// The error of PyTorch's dispatch macros for a dtype a kernel does not handle.
-pub(crate) fn not_implemented(kernel: &str, dtype: DType) -> Error {
-    Error::dtype(format!("\"{kernel}\" not implemented for '{}'", scalar_type_name(dtype)))
-}
+pub(crate) use crate::support::not_implemented;
 
 /// Fails unless `dtype` is one the kernels handle.
 pub(crate) fn check_floating(kernel: &str, dtype: DType) -> Result<()> {

@@ -29,10 +29,7 @@ use crate::{Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::{match_dtype, DType, Element, Error, Result, Scalar, Tensor};
 
-/// The error PyTorch's dispatch macros raise for a dtype a kernel does not handle.
-fn not_implemented(kernel: &str, dtype: DType) -> Error {
-    Error::dtype(format!("\"{kernel}\" not implemented for '{}'", scalar_type_name(dtype)))
-}
+use crate::support::not_implemented;
 
 // ---------------------------------------------------------------------------------------------
 // gelu
@@ -85,48 +82,6 @@ impl GeluOutCpu for Cpu {
 // clamp
 // ---------------------------------------------------------------------------------------------
 
-/// The name PyTorch's `TypeMeta` prints for a non-floating dtype (the in-place `clamp_` error
-/// names `self.dtype()` that way, e.g. "long int").
-pub(crate) fn type_meta_name(dtype: DType) -> &'static str {
-    match dtype {
-        DType::Bool => "bool",
-        DType::U8 => "unsigned char",
-        DType::I8 => "signed char",
-        DType::I16 => "short int",
-        DType::I32 => "int",
-        DType::I64 => "long int",
-        DType::F16 => "c10::Half",
-        DType::BF16 => "c10::BFloat16",
-        DType::F32 => "float",
-        DType::F64 => "double",
-    }
-}
-
-/// Formats like C++'s default stream output of a double (`%g`: 6 significant digits, trailing
-/// zeros dropped, scientific notation outside `1e-5 ..= 1e6`), as PyTorch's messages print
-/// scalars.
-fn format_g(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
-        return format!("{v}");
-    }
-    let sci = format!("{v:.5e}");
-    let (mantissa, exp) = sci.split_once('e').expect("`{:e}` output has an exponent");
-    let exp: i32 = exp.parse().expect("`{:e}` exponent is an integer");
-    let trim = |s: &str| -> String {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            s.to_string()
-        }
-    };
-    if !(-5..6).contains(&exp) {
-        let sign = if exp < 0 { '-' } else { '+' };
-        format!("{}e{sign}{:02}", trim(mantissa), exp.abs())
-    } else {
-        trim(&format!("{v:.*}", (5 - exp) as usize))
-    }
-}
-
 /// The range of an integral dtype, for `clamp`'s bound checks.
 fn int_range(dtype: DType) -> Option<(i64, i64)> {
     Some(match dtype {
@@ -166,14 +121,14 @@ fn clamp_result_type(
         return Err(Error::dtype(format!(
             "result type {} can't be cast to the desired output type {}",
             scalar_type_name(rt),
-            type_meta_name(self_dtype)
+            crate::support::type_meta_name(self_dtype)
         )));
     }
     if let Some((lowest, highest)) = int_range(rt) {
         let out_of_range = |which: &str, v: i64| {
             Error::value(format!(
                 "Clamp {which} value {} is outside the representable range of {}",
-                format_g(v as f64),
+                crate::support::format_g(v as f64),
                 scalar_type_name(rt)
             ))
         };

@@ -14,8 +14,8 @@ mod avg;
 mod max;
 
 use crate::conv::elem::SharedPtr;
-use crate::iter::{copy_, scalar_type_name, simd_level, SimdLevel, StructuredOutputs};
-use crate::pointwise::type_meta_name;
+use crate::iter::{copy_, simd_level, SimdLevel, StructuredOutputs};
+use crate::support::type_meta_name;
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::tensor::strides_for_format;
 use oxten_runtime::{ops, DType, Device, Element, Error, MemoryFormat, Result, Tensor};
@@ -251,9 +251,7 @@ pub(crate) fn set_output_in(
     outs.set_output(idx, sizes, Some(&strides), dtype, device)
 }
 
-pub(crate) fn not_implemented(kernel: &str, dtype: DType) -> Error {
-    Error::dtype(format!("\"{kernel}\" not implemented for '{}'", scalar_type_name(dtype)))
-}
+pub(crate) use crate::support::not_implemented;
 
 // ---------------------------------------------------------------------------------------------
 // element types

@@ -18,10 +18,11 @@ pub(crate) mod cuda;
 mod dist;
 mod dropout;
 mod factories;
+mod multinomial;
 mod out;
 mod sample;
 
-use crate::iter::{copy_, has_internal_overlap, scalar_type_name, MemOverlap, GRAIN_SIZE};
+use crate::iter::{copy_, has_internal_overlap, MemOverlap, GRAIN_SIZE};
 #[cfg(target_arch = "x86_64")]
 use crate::iter::{simd_level, SimdLevel};
 use oxten_runtime::generator::{default_generator, PhiloxStream};
@@ -68,10 +69,7 @@ pub(crate) fn cpp_double(v: f64) -> String {
     }
 }
 
-/// PyTorch's "`"<kernel>" not implemented for '<dtype>'`".
-fn not_implemented(kernel: &str, dtype: DType) -> Error {
-    Error::dtype(format!("\"{kernel}\" not implemented for '{}'", scalar_type_name(dtype)))
-}
+use crate::support::not_implemented;
 
 /// The C++ type name PyTorch's `CHECK_OUT_OF_BOUNDS` prints for a dtype.
 fn cpp_type_name(dtype: DType) -> &'static str {

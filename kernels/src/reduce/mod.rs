@@ -13,6 +13,7 @@ mod allany;
 mod cuda;
 mod cumsum;
 mod extrema;
+mod histogram;
 mod norm;
 mod prod;
 mod stats;

@@ -6,5 +6,6 @@ pub(crate) mod cat;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod repeat;
+mod repeat_interleave;
 mod split;
 mod tri;

@@ -17,7 +17,6 @@ use crate::generated::decls::{
     MedianDimMeta, MedianMeta, ModeCpu, ModeMeta, SortCompositeImplicit, SortStableCpu, SortStableMeta, TopkCpu,
     TopkMeta,
 };
-use crate::iter::scalar_type_name;
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::tensor::wrap_dim;
@@ -30,6 +29,14 @@ trait SortKey: Element + Copy + Send + Sync {
     fn order(self, other: Self) -> Ordering;
     fn is_nan(self) -> bool {
         false
+    }
+    /// `self >= other` with IEEE semantics (false if either is NaN), as C++'s operator.
+    fn ieee_ge(self, other: Self) -> bool {
+        self.order(other) != Ordering::Less
+    }
+    /// `self > other` with IEEE semantics.
+    fn ieee_gt(self, other: Self) -> bool {
+        self.order(other) == Ordering::Greater
     }
 }
 
@@ -60,6 +67,14 @@ macro_rules! float_key {
             #[inline]
             fn is_nan(self) -> bool {
                 $to(self).is_nan()
+            }
+            #[inline]
+            fn ieee_ge(self, other: Self) -> bool {
+                $to(self) >= $to(other)
+            }
+            #[inline]
+            fn ieee_gt(self, other: Self) -> bool {
+                $to(self) > $to(other)
             }
         }
     )*};
@@ -113,6 +128,10 @@ macro_rules! with_key_type {
         }
     };
 }
+
+// After the macro, so that the submodules see it.
+mod search;
+mod unique;
 
 /// `self`'s rows along `dim`: the elements with `dim` moved last, in row-major order, and the
 /// length of a row. A 0-dim tensor is one row of one element.
@@ -266,9 +285,7 @@ fn check_nonempty(op: &str, self_: &Tensor, dim: usize) -> Result<()> {
     Ok(())
 }
 
-fn not_implemented(kernel: &str, dtype: DType) -> Error {
-    Error::dtype(format!("\"{kernel}\" not implemented for '{}'", scalar_type_name(dtype)))
-}
+use crate::support::not_implemented;
 
 fn topk_check(self_: &Tensor, k: i64, dim: i64) -> Result<usize> {
     let d = dim_of(self_, dim)?;

@@ -1,0 +1,53 @@
+//! `nonzero` and `masked_select`: the data-dependent selections, whose result size depends on
+//! the values (so neither runs on meta tensors).
+
+use crate::generated::decls::{MaskedSelectCompositeImplicit, NonzeroCpu};
+use crate::iter::{infer_size, to_dtype};
+use crate::{Composite, Cpu};
+use oxten_runtime::{ops, DType, Error, Result, Tensor};
+
+/// The row-major coordinates of the nonzero elements of `t` (NaN counts as nonzero): their
+/// number and the coordinates, `ndim` per element.
+pub(crate) fn nonzero_coords(t: &Tensor) -> Result<(usize, Vec<i64>)> {
+    let values = to_dtype(t, DType::Bool)?.to_vec::<bool>()?;
+    let sizes = t.sizes();
+    let nd = sizes.len();
+    let count = values.iter().filter(|&&v| v).count();
+    let mut coords = Vec::with_capacity(count * nd);
+    let mut c = vec![0i64; nd];
+    for &v in &values {
+        if v {
+            coords.extend_from_slice(&c);
+        }
+        for d in (0..nd).rev() {
+            c[d] += 1;
+            if c[d] < sizes[d] {
+                break;
+            }
+            c[d] = 0;
+        }
+    }
+    Ok((count, coords))
+}
+
+impl NonzeroCpu for Cpu {
+    fn nonzero(self_: &Tensor) -> Result<Tensor> {
+        let (count, coords) = nonzero_coords(self_)?;
+        // PyTorch fills `[ndim, n]` and returns its transpose, so each coordinate column is
+        // contiguous; the strides say so.
+        let nd = self_.dim();
+        let by_dim: Vec<i64> = (0..nd).flat_map(|d| coords.iter().skip(d).step_by(nd.max(1)).copied()).collect();
+        Tensor::from_vec(by_dim, &[nd as i64, count as i64])?.try_t()
+    }
+}
+
+impl MaskedSelectCompositeImplicit for Composite {
+    /// `self[mask]` after broadcasting both, so autograd comes from `index`.
+    fn masked_select(self_: &Tensor, mask: &Tensor) -> Result<Tensor> {
+        if mask.dtype() != DType::Bool {
+            return Err(Error::dtype("masked_select: expected BoolTensor for mask"));
+        }
+        let shape = infer_size(&self_.sizes(), &mask.sizes())?;
+        ops::index::call(&self_.try_expand(&shape)?, &[Some(mask.try_expand(&shape)?)])
+    }
+}
