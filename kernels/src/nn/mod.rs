@@ -24,6 +24,7 @@ mod distance;
 mod loss;
 mod one_hot;
 mod softmax;
+mod upsample;
 
 use crate::iter::scalar_type_name;
 use oxten_runtime::{DType, Error};

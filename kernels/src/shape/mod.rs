@@ -5,6 +5,9 @@
 pub(crate) mod cat;
 #[cfg(feature = "cuda")]
 mod cuda;
+mod meshgrid;
+mod pad;
+mod patches;
 mod repeat;
 mod repeat_interleave;
 mod split;

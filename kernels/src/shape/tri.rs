@@ -77,3 +77,64 @@ impl TriuCpuCpu for crate::Cpu {
         tri_into(self_, out, move |d| d >= diagonal)
     }
 }
+
+/// The `(row, col)` pairs of a `row × col` matrix with `col - row` in `range` (relative to
+/// `offset`), row by row, as a `[2, N]` tensor.
+fn tri_indices(
+    op: &str,
+    row: i64,
+    col: i64,
+    keep: impl Fn(i64, i64) -> bool,
+    dtype: Option<oxten_runtime::DType>,
+    device: Option<oxten_runtime::Device>,
+) -> Result<Tensor> {
+    for (name, v) in [("row", row), ("col", col)] {
+        if v < 0 {
+            return Err(oxten_runtime::Error::runtime(format!("{name} must be non-negative, got{v}")).in_op(op));
+        }
+    }
+    let (mut rows, mut cols) = (Vec::new(), Vec::new());
+    for i in 0..row {
+        for j in 0..col {
+            if keep(i, j) {
+                rows.push(i);
+                cols.push(j);
+            }
+        }
+    }
+    let n = rows.len() as i64;
+    rows.extend(cols);
+    let t = Tensor::from_vec(rows, &[2, n])?.try_to_dtype(dtype.unwrap_or(oxten_runtime::DType::I64))?;
+    match device {
+        Some(d) => t.try_to_device(d),
+        None => Ok(t),
+    }
+}
+
+impl crate::generated::decls::TriuIndicesCompositeExplicit for crate::Composite {
+    fn triu_indices(
+        row: i64,
+        col: i64,
+        offset: i64,
+        dtype: Option<oxten_runtime::DType>,
+        _layout: Option<oxten_runtime::Layout>,
+        device: Option<oxten_runtime::Device>,
+        _pin_memory: Option<bool>,
+    ) -> Result<Tensor> {
+        tri_indices("triu_indices", row, col, |i, j| j - i >= offset, dtype, device)
+    }
+}
+
+impl crate::generated::decls::TrilIndicesCompositeExplicit for crate::Composite {
+    fn tril_indices(
+        row: i64,
+        col: i64,
+        offset: i64,
+        dtype: Option<oxten_runtime::DType>,
+        _layout: Option<oxten_runtime::Layout>,
+        device: Option<oxten_runtime::Device>,
+        _pin_memory: Option<bool>,
+    ) -> Result<Tensor> {
+        tri_indices("tril_indices", row, col, |i, j| j - i <= offset, dtype, device)
+    }
+}

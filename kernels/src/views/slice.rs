@@ -89,3 +89,10 @@ impl NarrowCompositeImplicit for crate::Composite {
         ops::slice::call(self_, dim, Some(start), Some(start + length), 1)
     }
 }
+
+impl crate::generated::decls::NarrowCopyCompositeImplicit for crate::Composite {
+    /// `narrow` then a copy of the view (always a new tensor, unlike `narrow`).
+    fn narrow_copy(self_: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+        self_.try_narrow(dim, start, length)?.try_deep_clone()
+    }
+}

@@ -168,6 +168,11 @@ impl IntoIValue for &[f64] {
         IValue::FloatList(self.to_vec())
     }
 }
+impl IntoIValue for Option<&[f64]> {
+    fn into_ivalue(self) -> IValue {
+        self.map_or(IValue::None, |v| IValue::FloatList(v.to_vec()))
+    }
+}
 impl IntoIValue for &str {
     fn into_ivalue(self) -> IValue {
         IValue::Str(self.to_string())

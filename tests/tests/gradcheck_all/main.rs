@@ -18,6 +18,7 @@ mod pointwise_math;
 mod random;
 mod random_out;
 mod reductions;
+mod shape;
 mod sort;
 
 /// SplitMix64, so inputs are the same on every run.
@@ -131,6 +132,7 @@ fn cases() -> Vec<Case> {
     all.extend(random_out::cases(&Rng(Cell::new(4321))));
     all.extend(pointwise_math::cases(&Rng(Cell::new(1717))));
     all.extend(sort::cases(&Rng(Cell::new(2323))));
+    all.extend(shape::cases(&Rng(Cell::new(3131))));
     all
 }
 

@@ -331,6 +331,32 @@ pub fn value_selecting_reduction_backward(
     ops::mul::call(&g, &mask)
 }
 
+/// The gradient of `unfold(dim, size, step)`: window `w`'s element `k` adds to position
+/// `w·step + k` along `dim` (windows may overlap), with one `scatter_add`.
+pub fn unfold_backward(grad: &Tensor, input_sizes: &[i64], dim: i64, size: i64, step: i64) -> Result<Tensor> {
+    let nd = input_sizes.len();
+    if nd == 0 {
+        return ops::view::call(grad, &[]);
+    }
+    let d = wrap_dim(dim, nd)?;
+    let windows = grad.sizes()[d];
+    // [.., windows (d), .., size (last)] → [.., windows, size, ..] → [.., windows·size, ..]
+    let mut perm: Vec<i64> = (0..=d as i64).collect();
+    perm.push(nd as i64);
+    perm.extend(d as i64 + 1..nd as i64);
+    let g = ops::permute::call(grad, &perm)?;
+    let mut merged = g.sizes().to_vec();
+    merged[d] = windows * size;
+    merged.remove(d + 1);
+    let g = ops::reshape::call(&g, &merged)?;
+    let positions: Vec<i64> = (0..windows).flat_map(|w| (0..size).map(move |k| w * step + k)).collect();
+    let mut index_shape = vec![1i64; nd];
+    index_shape[d] = windows * size;
+    let index = Tensor::from_vec(positions, &index_shape)?.try_to_device(grad.device())?.try_expand(&merged)?;
+    let zeros = ops::zeros::call(input_sizes, Some(grad.dtype()), None, Some(grad.device()), None)?;
+    ops::scatter_add::call(&zeros, d as i64, &index, &g)
+}
+
 /// The gradient of an op that selects several elements along `dim` (`sort`, `topk`): `grad`
 /// scattered to where `indices` point in a zero tensor of `self`'s `sizes`.
 pub fn index_selecting_backward(grad: &Tensor, dim: i64, indices: &Tensor, sizes: &[i64]) -> Result<Tensor> {

@@ -1,0 +1,113 @@
+//! Replays tests/golden/shape.txt — PyTorch's outputs and error messages for `pad` (constant,
+//! reflect, replicate, circular), resampling (`upsample_nearest2d`, `upsample_bilinear2d`),
+//! `pixel_shuffle`, `im2col`/`col2im`, the diagonal views, `narrow_copy`, `meshgrid` and
+//! `triu`/`tril_indices`, recorded by scripts/golden_shape.py — then gradients and view semantics.
+
+use oxten::ops;
+use oxten::{Result, Scalar, Tensor};
+use oxten_tests::golden::{replay, Case};
+
+const GOLDEN: &str = include_str!("../golden/shape.txt");
+
+fn ints(c: &Case, k: &str) -> Vec<i64> {
+    c.ints(k).unwrap_or_else(|| panic!("case at line {}: no {k}", c.line))
+}
+
+fn floats(c: &Case, k: &str) -> Option<Vec<f64>> {
+    c.attr(k).map(|v| v.split(',').map(|x| x.parse().unwrap()).collect())
+}
+
+fn run(c: &Case) -> Result<Vec<Tensor>> {
+    let t = |i: usize| c.t(i);
+    let one = |r: Result<Tensor>| r.map(|t| vec![t]);
+    let int = |k: &str| c.int(k).unwrap_or_else(|| panic!("case at line {}: no {k}", c.line));
+    match c.op.as_str() {
+        "pad" => one(ops::pad::call(t(0), &ints(c, "pad"), c.attr("mode").unwrap(), c.float("value"))),
+        "upsample_nearest" => {
+            one(ops::upsample_nearest2d_vec::call(t(0), c.ints("size").as_deref(), floats(c, "scales").as_deref()))
+        }
+        "upsample_bilinear" => one(ops::upsample_bilinear2d_vec::call(
+            t(0),
+            c.ints("size").as_deref(),
+            c.flag("align_corners"),
+            floats(c, "scales").as_deref(),
+        )),
+        "pixel_shuffle" => one(ops::pixel_shuffle::call(t(0), int("r"))),
+        "pixel_unshuffle" => one(ops::pixel_unshuffle::call(t(0), int("r"))),
+        "im2col" => one(ops::im2col::call(t(0), &ints(c, "k"), &ints(c, "d"), &ints(c, "p"), &ints(c, "s"))),
+        "col2im" => {
+            one(ops::col2im::call(t(0), &ints(c, "out"), &ints(c, "k"), &ints(c, "d"), &ints(c, "p"), &ints(c, "s")))
+        }
+        "diagonal" => one(ops::diagonal::call(t(0), int("offset"), int("dim1"), int("dim2"))),
+        "unfold" => one(ops::unfold::call(t(0), int("dim"), int("size"), int("step"))),
+        "narrow_copy" => one(ops::narrow_copy::call(t(0), int("dim"), int("start"), int("length"))),
+        "diag_embed" => one(ops::diag_embed::call(t(0), int("offset"), int("dim1"), int("dim2"))),
+        "meshgrid" => {
+            let ts: Vec<Tensor> = (0..c.args.len()).map(|i| t(i).clone()).collect();
+            ops::meshgrid_indexing::call(&ts, c.attr("indexing").unwrap())
+        }
+        "triu_indices" => one(ops::triu_indices::call(int("row"), int("col"), int("offset"), None, None, None, None)),
+        "tril_indices" => one(ops::tril_indices::call(int("row"), int("col"), int("offset"), None, None, None, None)),
+        other => panic!("case at line {}: no runner for op {other}", c.line),
+    }
+}
+
+#[test]
+fn shape_ops_match_pytorch() {
+    replay(GOLDEN, 110, run);
+}
+
+/// First and second derivatives of every composite against finite differences.
+#[test]
+fn composites_pass_gradcheck() -> Result<()> {
+    use oxten::autograd::{gradcheck, gradgradcheck, GradcheckOpts};
+    let mut seed = 11u64;
+    let mut leaf = |shape: &[i64]| {
+        let n: i64 = shape.iter().product();
+        let v: Vec<f64> = (0..n)
+            .map(|_| {
+                seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                (seed >> 11) as f64 / (1u64 << 53) as f64 * 4.0 - 2.0
+            })
+            .collect();
+        Tensor::from_vec(v, shape).unwrap().requires_grad_(true)
+    };
+    type Op = Box<dyn Fn(&[Tensor]) -> Result<Vec<Tensor>>>;
+    let cases: Vec<(Tensor, Op)> = vec![
+        (leaf(&[1, 2, 4]), Box::new(|x| Ok(vec![ops::pad::call(&x[0], &[2, 1], "reflect", None)?]))),
+        (leaf(&[1, 2, 3]), Box::new(|x| Ok(vec![ops::pad::call(&x[0], &[1, 2], "replicate", None)?]))),
+        (leaf(&[1, 2, 3]), Box::new(|x| Ok(vec![ops::pad::call(&x[0], &[2, 1], "circular", None)?]))),
+        (leaf(&[2, 3]), Box::new(|x| Ok(vec![ops::constant_pad_nd::call(&x[0], &[-1, 2, 1, 0], Scalar::Float(0.5))?]))),
+        (leaf(&[1, 1, 2, 3]), Box::new(|x| Ok(vec![ops::upsample_nearest2d_vec::call(&x[0], Some(&[3, 5]), None)?]))),
+        (
+            leaf(&[1, 1, 2, 3]),
+            Box::new(|x| Ok(vec![ops::upsample_bilinear2d_vec::call(&x[0], Some(&[3, 5]), false, None)?])),
+        ),
+        (leaf(&[1, 4, 2, 1]), Box::new(|x| Ok(vec![ops::pixel_shuffle::call(&x[0], 2)?]))),
+        (leaf(&[1, 2, 4, 3]), Box::new(|x| Ok(vec![ops::im2col::call(&x[0], &[2, 2], &[1, 1], &[1, 0], &[2, 1])?]))),
+        (
+            leaf(&[1, 8, 6]),
+            Box::new(|x| Ok(vec![ops::col2im::call(&x[0], &[4, 3], &[2, 2], &[1, 1], &[1, 0], &[2, 1])?])),
+        ),
+        (leaf(&[3, 4]), Box::new(|x| Ok(vec![ops::diagonal::call(&x[0], 1, 0, 1)?]))),
+        (leaf(&[5, 2]), Box::new(|x| Ok(vec![ops::unfold::call(&x[0], 0, 3, 1)?]))),
+        (leaf(&[2, 3]), Box::new(|x| Ok(vec![ops::diag_embed::call(&x[0], -1, -2, -1)?]))),
+    ];
+    for (x, f) in &cases {
+        gradcheck(|t: &[Tensor]| f(t), std::slice::from_ref(x), GradcheckOpts::default())?;
+        gradgradcheck(|t: &[Tensor]| f(t), std::slice::from_ref(x), GradcheckOpts::default())?;
+    }
+    Ok(())
+}
+
+/// `diagonal` and `unfold` are views: writes through them reach the base.
+#[test]
+fn diagonal_and_unfold_are_views() -> Result<()> {
+    let m = oxten::zeros(&[3, 3]);
+    ops::diagonal::call(&m, 0, 0, 1)?.try_fill_scalar_(Scalar::Int(1))?;
+    assert_eq!(Vec::<Vec<f32>>::try_from(&m)?, [[1., 0., 0.], [0., 1., 0.], [0., 0., 1.]]);
+    let v = Tensor::from_vec(vec![0.0f32; 5], &[5])?;
+    ops::unfold::call(&v, 0, 2, 2)?.try_select(1, 0)?.try_fill_scalar_(Scalar::Int(7))?;
+    assert_eq!(v.to_vec::<f32>()?, [7., 0., 7., 0., 0.]);
+    Ok(())
+}
