@@ -17,6 +17,7 @@ pub mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod factory;
+mod foreach;
 mod index;
 mod linalg;
 mod logical;

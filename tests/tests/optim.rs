@@ -32,7 +32,8 @@ fn flag(a: &[(String, String)], k: &str) -> bool {
     get(a, k) == Some(1.0)
 }
 
-fn make(kind: &str, a: &[(String, String)], p: Tensor) -> Box<dyn Optimizer> {
+/// The optimizer of a golden case; `fused` selects Adam's fused kernel.
+fn make(kind: &str, a: &[(String, String)], p: Tensor, fused: bool) -> Box<dyn Optimizer> {
     match kind {
         "sgd" => Box::new(
             Sgd::new(
@@ -61,6 +62,7 @@ fn make(kind: &str, a: &[(String, String)], p: Tensor) -> Box<dyn Optimizer> {
                 weight_decay: get(a, "weight_decay").unwrap_or(base.weight_decay),
                 amsgrad: flag(a, "amsgrad"),
                 maximize: flag(a, "maximize"),
+                fused,
             };
             if kind == "adam" {
                 Box::new(Adam::new(vec![p], o).unwrap())
@@ -117,18 +119,27 @@ fn optimizers_match_torch_optim() {
         cases += 1;
         let kind = line.split(' ').nth(1).unwrap();
         let a = attrs(line);
-        let p = Tensor::from_vec(nums(lines[i + 1]), &[6]).unwrap().requires_grad_(true);
-        let mut opt = make(kind, &a, p.clone());
-        i += 2;
-        let mut step = 0;
-        while i + 1 < lines.len() && lines[i].starts_with("grad ") {
-            step += 1;
-            p.set_grad(Some(Tensor::from_vec(nums(lines[i]), &[6]).unwrap()));
-            opt.step().unwrap();
-            close(&p.to_vec::<f64>().unwrap(), &nums(lines[i + 1]), &format!("{line}, step {step}"));
-            i += 2;
+        let first_grad = i + 2;
+        // Adam and AdamW run twice: the single-tensor formula and the fused kernel.
+        let variants: &[bool] = if kind.starts_with("adam") { &[false, true] } else { &[false] };
+        for &fused in variants {
+            let p = Tensor::from_vec(nums(lines[i + 1]), &[6]).unwrap().requires_grad_(true);
+            let mut opt = make(kind, &a, p.clone(), fused);
+            let (mut j, mut step) = (first_grad, 0);
+            while j + 1 < lines.len() && lines[j].starts_with("grad ") {
+                step += 1;
+                p.set_grad(Some(Tensor::from_vec(nums(lines[j]), &[6]).unwrap()));
+                opt.step().unwrap();
+                close(
+                    &p.to_vec::<f64>().unwrap(),
+                    &nums(lines[j + 1]),
+                    &format!("{line} (fused {fused}), step {step}"),
+                );
+                j += 2;
+            }
+            assert_eq!(step, 5, "{line}");
         }
-        assert_eq!(step, 5, "{line}");
+        i = first_grad + 10;
     }
     assert_eq!(cases, 17);
 }

@@ -266,11 +266,16 @@ fn emit_op_module(sig: &OpSig, cfg: &OpsConfig) -> String {
     );
     // In-place and out= ops record the mutation on the version counter shared with views.
     let written: Vec<&RustArg> =
-        sig.args.iter().filter(|a| a.is_write && matches!(a.tensor_kind(), TensorArg::One)).collect();
+        sig.args.iter().filter(|a| a.is_write && matches!(a.tensor_kind(), TensorArg::One | TensorArg::List)).collect();
     if !written.is_empty() && matches!(sig.kind(), SchemaKind::Inplace | SchemaKind::Out | SchemaKind::Mutable) {
         s.push_str("if result.is_ok() {\n");
         for a in written {
-            let _ = writeln!(s, "{}.bump_version();", a.ident);
+            if matches!(a.tensor_kind(), TensorArg::List) {
+                // `_foreach_*_` ops write every tensor of the list.
+                let _ = writeln!(s, "for t in {} {{ t.bump_version(); }}", a.ident);
+            } else {
+                let _ = writeln!(s, "{}.bump_version();", a.ident);
+            }
         }
         s.push_str("}\n");
     }
@@ -409,7 +414,9 @@ fn emit_api(sig: &OpSig, method: bool) -> String {
     let (callee_prefix, sep) = if method { ("self.", "") } else { ("", "") };
     let doc = api_doc(sig, method, false);
     let doc_example = api_doc(sig, method, true);
+    // The panicking forms return the value itself (nothing for `()`, so no `-> ()`).
     let ret = &sig.ret;
+    let ret_arrow = if sig.ret == "()" { String::new() } else { format!(" -> {}", sig.ret) };
     let n = &sig.name;
     // `add` -> `add_with`; in-place `add_` -> `add_with_` (the trailing `_` still marks in-place).
     let w = match n.strip_suffix('_') {
@@ -426,7 +433,7 @@ fn emit_api(sig: &OpSig, method: bool) -> String {
     // x
     let _ = writeln!(
         s,
-        "{doc_example}///\n/// # Panics\n/// When the inputs are invalid; [`try_{n}`]({}) returns the error instead.\n#[track_caller]\npub fn {n}({recv}{params}) -> {ret} {{\ncrate::ops_support::unwrap_op({callee_prefix}try_{n}({pass}))\n}}",
+        "{doc_example}///\n/// # Panics\n/// When the inputs are invalid; [`try_{n}`]({}) returns the error instead.\n#[track_caller]\npub fn {n}({recv}{params}){ret_arrow} {{\ncrate::ops_support::unwrap_op({callee_prefix}try_{n}({pass}))\n}}",
         if method { format!("Tensor::try_{n}") } else { format!("try_{n}") }
     );
     if has_opts {
@@ -441,7 +448,7 @@ fn emit_api(sig: &OpSig, method: bool) -> String {
         );
         let _ = writeln!(
             s,
-            "{doc}///\n/// Like `{n}`, with the defaulted arguments given in [`{}`].\n#[track_caller]\npub fn {w}({recv}{sep_params}opts: {opts_ty}) -> {ret} {{\ncrate::ops_support::unwrap_op({callee_prefix}try_{w}({pass_opts}))\n}}",
+            "{doc}///\n/// Like `{n}`, with the defaulted arguments given in [`{}`].\n#[track_caller]\npub fn {w}({recv}{sep_params}opts: {opts_ty}){ret_arrow} {{\ncrate::ops_support::unwrap_op({callee_prefix}try_{w}({pass_opts}))\n}}",
             sig.opts_name()
         );
     }

@@ -129,17 +129,26 @@ impl<M: Module + ?Sized> Module for Box<M> {
 
 /// `torch.nn.utils.clip_grad_norm_`: scales the gradients of `parameters` in place so that their
 /// joint 2-norm is at most `max_norm` (by `max_norm / (norm + 1e-6)` when it is larger), and
-/// returns the norm before clipping. Parameters without a gradient are skipped; a non-finite
-/// norm is an error, as with PyTorch's `error_if_nonfinite=True`.
+/// returns the norm before clipping. As in PyTorch, the per-gradient norms come from one
+/// `_foreach_norm`, their norm is the total, and one `_foreach_mul_` scales every gradient.
+/// Parameters without a gradient are skipped; a non-finite norm is an error, as with PyTorch's
+/// `error_if_nonfinite=True`.
 pub fn clip_grad_norm_(parameters: &[impl AsRef<Tensor>], max_norm: f64) -> Result<f64> {
     crate::autograd::no_grad(|| {
         let grads: Vec<Tensor> = parameters.iter().filter_map(|p| p.as_ref().grad()).collect();
-        let mut total = 0.0f64;
-        for g in &grads {
-            let n = g.try_to_dtype(crate::DType::F64)?.try_pow_tensor_scalar(2)?.try_sum()?.item::<f64>()?;
-            total += n;
+        if grads.is_empty() {
+            return Ok(0.0);
         }
-        let norm = total.sqrt();
+        let norms = crate::ops::_foreach_norm_scalar::call(&grads, crate::Scalar::Int(2), None)?;
+        let norms: Vec<&Tensor> = norms.iter().collect();
+        let total = crate::ops::linalg_vector_norm::call(
+            &crate::try_stack(&norms, 0)?,
+            crate::Scalar::Int(2),
+            None,
+            false,
+            None,
+        )?;
+        let norm = total.try_to_dtype(crate::DType::F64)?.item::<f64>()?;
         if !norm.is_finite() {
             return Err(crate::Error::runtime(format!(
                 "The total norm of order 2.0 for gradients from `parameters` is non-finite ({norm}), so it cannot be clipped"
@@ -147,11 +156,7 @@ pub fn clip_grad_norm_(parameters: &[impl AsRef<Tensor>], max_norm: f64) -> Resu
             .in_op("clip_grad_norm_"));
         }
         let coef = (max_norm / (norm + 1e-6)).min(1.0);
-        if coef < 1.0 {
-            for g in &grads {
-                g.try_mul_scalar_(coef)?;
-            }
-        }
+        crate::ops::_foreach_mul_scalar_::call(&grads, crate::Scalar::Float(coef))?;
         Ok(norm)
     })
 }

@@ -22,11 +22,23 @@ pub struct AdamOpts {
     pub amsgrad: bool,
     /// Maximise the objective instead of minimising it.
     pub maximize: bool,
+    /// Update every parameter of a group with one fused kernel (`_fused_adam(w)_`: one pass
+    /// over parameter, gradient and moments) instead of one operator per step of the formula.
+    /// Needs contiguous float32/float64 parameters; the result is the same up to rounding.
+    pub fused: bool,
 }
 
 impl Default for AdamOpts {
     fn default() -> Self {
-        AdamOpts { lr: 1e-3, betas: (0.9, 0.999), eps: 1e-8, weight_decay: 0.0, amsgrad: false, maximize: false }
+        AdamOpts {
+            lr: 1e-3,
+            betas: (0.9, 0.999),
+            eps: 1e-8,
+            weight_decay: 0.0,
+            amsgrad: false,
+            maximize: false,
+            fused: false,
+        }
     }
 }
 
@@ -81,6 +93,10 @@ impl AdamCore {
         no_grad(|| {
             for group in &mut self.groups {
                 let o = group.opts;
+                if o.fused {
+                    fused_step(group, decoupled)?;
+                    continue;
+                }
                 let (b1, b2) = o.betas;
                 for (p, st) in &mut group.params {
                     let Some(mut g) = p.grad() else { continue };
@@ -126,6 +142,47 @@ impl AdamCore {
     fn params(&self) -> Vec<Tensor> {
         self.groups.iter().flat_map(|g| g.params.iter().map(|(p, _)| p.clone())).collect()
     }
+}
+
+/// One step of a group with the fused kernel: the parameters that have a gradient, their
+/// (lazily created) moments and step counts, in one `_fused_adam(w)_` call.
+fn fused_step(group: &mut Group<AdamOpts, State>, decoupled: bool) -> Result<()> {
+    let o = group.opts;
+    let (mut params, mut grads, mut ms, mut vs, mut vmaxs, mut steps) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for (p, st) in &mut group.params {
+        let Some(g) = p.grad() else { continue };
+        st.step += 1;
+        params.push(p.clone());
+        grads.push(g);
+        ms.push(st.exp_avg.get_or_insert_with(|| crate::zeros_like(p)).clone());
+        vs.push(st.exp_avg_sq.get_or_insert_with(|| crate::zeros_like(p)).clone());
+        if o.amsgrad {
+            vmaxs.push(st.max_exp_avg_sq.get_or_insert_with(|| crate::zeros_like(p)).clone());
+        }
+        steps.push(Tensor::scalar(st.step as f32));
+    }
+    if params.is_empty() {
+        return Ok(());
+    }
+    let call = if decoupled { crate::ops::_fused_adamw_::call } else { crate::ops::_fused_adam_::call };
+    call(
+        &params,
+        &grads,
+        &ms,
+        &vs,
+        &vmaxs,
+        &steps,
+        o.lr,
+        o.betas.0,
+        o.betas.1,
+        o.weight_decay,
+        o.eps,
+        o.amsgrad,
+        o.maximize,
+        None,
+        None,
+    )
 }
 
 macro_rules! adam_optimizer {
