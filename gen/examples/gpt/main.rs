@@ -185,7 +185,8 @@ fn main() -> Result<()> {
         model.num_parameters(),
         if args.bf16 { "; forward under CPU autocast (bfloat16)" } else { "" }
     );
-    let mut opt = AdamW::new(model.parameters(), AdamOpts { lr: args.lr, weight_decay: 0.1, ..AdamOpts::adamw() })?;
+    let mut opt =
+        AdamW::new(model.parameters(), AdamOpts { lr: args.lr, weight_decay: 0.1, fused: true, ..AdamOpts::adamw() })?;
     let mut rng = SplitMix64(args.seed ^ 0x5eed);
     let mut sample_rng = SplitMix64(args.seed ^ 0x5a3b1e);
     let bar = ProgressBar::with_draw_target(Some(args.steps as u64), ProgressDrawTarget::stdout());

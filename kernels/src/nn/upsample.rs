@@ -31,6 +31,12 @@ fn plan(
         _ => return Err(Error::runtime("Must specify exactly one of output_size and scale_factors")),
     };
     let [(oh, _), (ow, _)] = sizes_and_scales;
+    // The output must be allocatable (its size in elements representable).
+    let numel =
+        [input.sizes()[0], input.sizes()[1], oh.max(0), ow.max(0)].iter().try_fold(1i64, |a, &b| a.checked_mul(b));
+    if numel.is_none() {
+        return Err(Error::runtime(format!("{op}: the output size {oh} × {ow} is too large")));
+    }
     if h <= 0 || w <= 0 || oh <= 0 || ow <= 0 {
         return Err(Error::runtime(format!(
             "Input and output sizes should be greater than 0, but got input (H: {h}, W: {w}) output (H: {oh}, W: {ow})"
@@ -59,7 +65,8 @@ impl UpsampleNearest2dVecCompositeImplicit for Composite {
             let len = input.sizes()[2 + axis];
             // PyTorch computes the source index in f32: min(floor(dst · scale), len − 1).
             let scale = scale as f32;
-            let idx: Vec<i64> = (0..out).map(|i| ((i as f32 * scale).floor() as i64).min(len - 1)).collect();
+            let mut idx = oxten_runtime::error::try_vec_with_capacity(out as usize)?;
+            idx.extend((0..out).map(|i| ((i as f32 * scale).floor() as i64).min(len - 1)));
             x = x.try_index_select(2 + axis as i64, &index_tensor(idx, x.device())?)?;
         }
         Ok(x)
@@ -121,6 +128,7 @@ impl UpsampleBilinear2dVecCompositeImplicit for Composite {
         for axis in [1usize, 0] {
             let (out, scale) = plan[axis];
             let len = input.sizes()[2 + axis];
+            oxten_runtime::error::try_vec_with_capacity::<f64>((out as usize).saturating_mul(4))?;
             let (i0, i1, w0, w1) = bilinear_taps(len, out, scale, align_corners, compute == DType::F64);
             let dim = 2 + axis as i64;
             let mut shape = vec![1i64; 4];

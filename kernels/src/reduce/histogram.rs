@@ -24,7 +24,7 @@ impl BincountCpu for Cpu {
                 return Err(Error::runtime("weights should be 1-d and have the same length as input"));
             }
         }
-        let len = values.iter().copied().max().map_or(0, |m| m + 1).max(minlength) as usize;
+        let len = values.iter().copied().max().map_or(0, |m| m.saturating_add(1)).max(minlength) as usize;
         match weights {
             None => {
                 let mut counts = oxten_runtime::error::try_vec_with_capacity(len)?;
@@ -38,14 +38,16 @@ impl BincountCpu for Cpu {
                 // Float32 weights sum in float32; every other dtype in float64 (PyTorch's rule).
                 let out_dtype = if w.dtype() == DType::F32 { DType::F32 } else { DType::F64 };
                 let w = to_dtype(w, out_dtype)?.to_f64_vec()?;
-                let mut sums = vec![0f64; len];
                 if out_dtype == DType::F32 {
-                    let mut sums32 = vec![0f32; len];
+                    let mut sums32 = oxten_runtime::error::try_vec_with_capacity(len)?;
+                    sums32.resize(len, 0f32);
                     for (&v, &x) in values.iter().zip(&w) {
                         sums32[v as usize] += x as f32;
                     }
                     return Tensor::from_vec(sums32, &[len as i64]);
                 }
+                let mut sums = oxten_runtime::error::try_vec_with_capacity(len)?;
+                sums.resize(len, 0f64);
                 for (&v, &x) in values.iter().zip(&w) {
                     sums[v as usize] += x;
                 }
@@ -90,7 +92,8 @@ impl HistcCpu for Cpu {
                 crate::support::format_g(hi)
             )));
         }
-        let mut counts = vec![0f64; bins as usize];
+        let mut counts = oxten_runtime::error::try_vec_with_capacity(bins as usize)?;
+        counts.resize(bins as usize, 0f64);
         for &v in &values {
             if !(v >= lo && v <= hi) {
                 continue;

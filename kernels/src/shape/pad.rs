@@ -120,7 +120,11 @@ impl PadCompositeImplicit for Composite {
             // (PyTorch's circular padding reads the cropped tensor).
             let (start, n) = (before.min(0).abs(), n + before.min(0) + after.min(0));
             let (before, after) = (before.max(0), after.max(0));
-            let idx: Vec<i64> = (-before..n + after).map(|j| start + source(mode, j, n)).collect();
+            let total = n.checked_add(before).and_then(|t| t.checked_add(after)).filter(|t| *t >= 0);
+            let total =
+                total.ok_or_else(|| Error::value(format!("pad: the padded size of dimension {d} overflows")))?;
+            let mut idx = oxten_runtime::error::try_vec_with_capacity(total as usize)?;
+            idx.extend((-before..n + after).map(|j| start + source(mode, j, n)));
             let len = idx.len() as i64;
             let idx = Tensor::from_vec(idx, &[len])?.try_to_device(x.device())?;
             x = x.try_index_select(d as i64, &idx)?;

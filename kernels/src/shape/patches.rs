@@ -34,7 +34,10 @@ impl PixelShuffleCompositeImplicit for Composite {
         let s = self_.sizes();
         let nd = s.len();
         let (c, h, w) = (s[nd - 3], s[nd - 2], s[nd - 1]);
-        if c % (r * r) != 0 {
+        let Some(rr) = r.checked_mul(r) else {
+            return Err(Error::runtime(format!("pixel_shuffle: upscale_factor {r} is too large")));
+        };
+        if c % rr != 0 {
             return Err(Error::runtime(format!(
                 "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, but input.size(-3)={c} is not divisible by {}",
                 r * r
@@ -78,8 +81,8 @@ impl PixelUnshuffleCompositeImplicit for Composite {
 
 /// The flat position in a padded image `wp` wide of element `(ki, kj)` of block `(bi, bj)`, in
 /// the column order of `im2col` (kernel position major, block minor).
-fn block_positions(k: &[i64], d: &[i64], st: &[i64], oh: i64, ow: i64, wp: i64) -> Vec<i64> {
-    let mut index = Vec::with_capacity((k[0] * k[1] * oh * ow) as usize);
+fn block_positions(k: &[i64], d: &[i64], st: &[i64], oh: i64, ow: i64, wp: i64) -> Result<Vec<i64>> {
+    let mut index = oxten_runtime::error::try_vec_with_capacity((k[0] * k[1] * oh.max(0) * ow.max(0)) as usize)?;
     for ki in 0..k[0] {
         for kj in 0..k[1] {
             for bi in 0..oh {
@@ -89,7 +92,7 @@ fn block_positions(k: &[i64], d: &[i64], st: &[i64], oh: i64, ow: i64, wp: i64) 
             }
         }
     }
-    index
+    Ok(index)
 }
 
 /// The block grid `(oh, ow)` of a `(h, w)` input, or PyTorch's error when it is empty.
@@ -101,9 +104,19 @@ fn blocks(h: i64, w: i64, k: &[i64], d: &[i64], p: &[i64], s: &[i64]) -> Result<
             )));
         }
     }
-    let oh = (h + 2 * p[0] - d[0] * (k[0] - 1) - 1).div_euclid(s[0]) + 1;
-    let ow = (w + 2 * p[1] - d[1] * (k[1] - 1) - 1).div_euclid(s[1]) + 1;
-    Ok((oh, ow))
+    let extent = |len: i64, i: usize| -> Option<i64> {
+        let padded = len.checked_add(p[i].checked_mul(2)?)?;
+        let reach = d[i].checked_mul(k[i] - 1)?.checked_add(1)?;
+        Some(padded.checked_sub(reach)?.div_euclid(s[i]) + 1)
+    };
+    match (extent(h, 0), extent(w, 1)) {
+        (Some(oh), Some(ow)) if oh.checked_mul(ow).and_then(|b| b.checked_mul(k[0].checked_mul(k[1])?)).is_some() => {
+            Ok((oh, ow))
+        }
+        _ => Err(Error::runtime(format!(
+            "im2col/col2im: kernel_size={k:?}, dilation={d:?}, padding={p:?}, stride={s:?} overflow for an input of {h} × {w}"
+        ))),
+    }
 }
 
 impl Im2colCompositeImplicit for Composite {
@@ -134,7 +147,7 @@ impl Im2colCompositeImplicit for Composite {
         // One gather of every block element from the flattened padded image: its gradient is a
         // scatter-add, which handles blocks that overlap (a strided view's would not).
         let wp = w + 2 * p[1];
-        let index = block_positions(k, d, st, oh, ow, wp);
+        let index = block_positions(k, d, st, oh, ow, wp)?;
         let len = index.len() as i64;
         let index = Tensor::from_vec(index, &[len])?.try_to_device(x.device())?;
         let flat = padded.try_reshape(&[n, c, -1])?;
@@ -185,7 +198,7 @@ impl Col2imCompositeImplicit for Composite {
         }
         let c = ckk / kk;
         let (hp, wp) = (h + 2 * p[0], w + 2 * p[1]);
-        let index = block_positions(k, d, st, oh, ow, wp);
+        let index = block_positions(k, d, st, oh, ow, wp)?;
         let index =
             Tensor::from_vec(index, &[1, 1, kk * l])?.try_to_device(cols.device())?.try_expand(&[n, c, kk * l])?;
         let src = cols.try_reshape(&[n, c, kk * l])?;

@@ -78,13 +78,15 @@ impl TriuCpuCpu for crate::Cpu {
     }
 }
 
-/// The `(row, col)` pairs of a `row × col` matrix with `col - row` in `range` (relative to
-/// `offset`), row by row, as a `[2, N]` tensor.
+/// The `[2, N]` indices of the pairs `(i, j)` of a `row × col` matrix with `j` in `cols(i)`
+/// (a half-open range), for the rows in `rows`, row by row. The result is allocated fallibly
+/// before any work, so a huge request is an out-of-memory error, not a long loop.
 fn tri_indices(
     op: &str,
     row: i64,
     col: i64,
-    keep: impl Fn(i64, i64) -> bool,
+    rows: std::ops::Range<i64>,
+    cols: impl Fn(i64) -> (i64, i64),
     dtype: Option<oxten_runtime::DType>,
     device: Option<oxten_runtime::Device>,
 ) -> Result<Tensor> {
@@ -93,18 +95,21 @@ fn tri_indices(
             return Err(oxten_runtime::Error::runtime(format!("{name} must be non-negative, got{v}")).in_op(op));
         }
     }
-    let (mut rows, mut cols) = (Vec::new(), Vec::new());
-    for i in 0..row {
-        for j in 0..col {
-            if keep(i, j) {
-                rows.push(i);
-                cols.push(j);
-            }
+    let rows = rows.start.max(0)..rows.end.min(row);
+    let bound = (rows.end - rows.start).max(0) as u128 * col as u128;
+    let capacity = usize::try_from(bound).ok().and_then(|b| b.checked_mul(2)).unwrap_or(usize::MAX);
+    let mut out: Vec<i64> = oxten_runtime::error::try_vec_with_capacity(capacity)?;
+    let mut cols_out = Vec::new();
+    for i in rows {
+        let (lo, hi) = cols(i);
+        for j in lo.max(0)..hi.min(col) {
+            out.push(i);
+            cols_out.push(j);
         }
     }
-    let n = rows.len() as i64;
-    rows.extend(cols);
-    let t = Tensor::from_vec(rows, &[2, n])?.try_to_dtype(dtype.unwrap_or(oxten_runtime::DType::I64))?;
+    let n = out.len() as i64;
+    out.extend(cols_out);
+    let t = Tensor::from_vec(out, &[2, n])?.try_to_dtype(dtype.unwrap_or(oxten_runtime::DType::I64))?;
     match device {
         Some(d) => t.try_to_device(d),
         None => Ok(t),
@@ -121,7 +126,9 @@ impl crate::generated::decls::TriuIndicesCompositeExplicit for crate::Composite 
         device: Option<oxten_runtime::Device>,
         _pin_memory: Option<bool>,
     ) -> Result<Tensor> {
-        tri_indices("triu_indices", row, col, |i, j| j - i >= offset, dtype, device)
+        // Row i keeps columns from i + offset; rows from col - offset on keep none.
+        let rows = 0..col.saturating_sub(offset);
+        tri_indices("triu_indices", row, col, rows, |i| (i.saturating_add(offset), col), dtype, device)
     }
 }
 
@@ -135,6 +142,8 @@ impl crate::generated::decls::TrilIndicesCompositeExplicit for crate::Composite 
         device: Option<oxten_runtime::Device>,
         _pin_memory: Option<bool>,
     ) -> Result<Tensor> {
-        tri_indices("tril_indices", row, col, |i, j| j - i <= offset, dtype, device)
+        // Row i keeps columns up to i + offset; rows before -offset keep none.
+        let rows = if col > 0 { offset.saturating_neg().max(0)..row } else { 0..0 };
+        tri_indices("tril_indices", row, col, rows, |i| (0, i.saturating_add(offset).saturating_add(1)), dtype, device)
     }
 }

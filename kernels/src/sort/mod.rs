@@ -232,7 +232,11 @@ impl SortStableCpu for Cpu {
 impl SortStableMeta for Meta {
     fn sort_stable(self_: &Tensor, _stable: Option<bool>, dim: i64, _descending: bool) -> Result<(Tensor, Tensor)> {
         dim_of(self_, dim)?;
-        Ok((meta_empty(self_.dtype(), &self_.sizes())?, meta_empty(DType::I64, &self_.sizes())?))
+        // The CPU kernel's outputs keep `self`'s layout (`empty_like`); so do these.
+        Ok((
+            ops::empty_like::call(self_, None, None, None, None, None)?,
+            ops::empty_like::call(self_, Some(DType::I64), None, None, None, None)?,
+        ))
     }
 }
 
@@ -311,12 +315,21 @@ fn topk_typed<T: SortKey>(
     let rows = data.len() / n;
     let mut values = vec![first; rows * k];
     let mut indices = vec![0i64; rows * k];
+    // `better(a, b)`: `a` ranks before `b` in the result.
+    let cmp = move |a: &(T, i64), b: &(T, i64)| if largest { b.0.order(a.0) } else { a.0.order(b.0) };
     if k > 0 {
+        // One long row: its chunks' top k in parallel, then the best k of those candidates.
+        let split = if rows == 1 && k * 64 <= n { oxten_runtime::parallel::num_threads().max(1) } else { 1 };
         data.par_chunks(n).zip(values.par_chunks_mut(k)).zip(indices.par_chunks_mut(k)).for_each(
             |((row, vals), idx)| {
-                let mut pairs = pairs_of(row);
-                let cmp = |a: &(T, i64), b: &(T, i64)| if largest { b.0.order(a.0) } else { a.0.order(b.0) };
-                if k < n {
+                let chunk = n.div_ceil(split);
+                let parts: Vec<Vec<(T, i64)>> = row
+                    .par_chunks(chunk)
+                    .enumerate()
+                    .map(|(c, part)| best_k(part, (c * chunk) as i64, k, &cmp))
+                    .collect();
+                let mut pairs: Vec<(T, i64)> = parts.into_iter().flatten().collect();
+                if pairs.len() > k {
                     pairs.select_nth_unstable_by(k - 1, cmp);
                     pairs.truncate(k);
                 }
@@ -331,6 +344,63 @@ fn topk_typed<T: SortKey>(
         );
     }
     unmove(values, indices, self_, dim, k, false)
+}
+
+/// The `k` best `(value, index)` pairs of `row` (indices from `base`), in no order. For a small
+/// `k` a bounded heap whose root is the worst kept pair: most elements are rejected with one
+/// comparison, and no pair array of the whole row is built. Otherwise a selection.
+fn best_k<T: SortKey>(
+    row: &[T],
+    base: i64,
+    k: usize,
+    cmp: &(impl Fn(&(T, i64), &(T, i64)) -> Ordering + Sync),
+) -> Vec<(T, i64)> {
+    if k * 8 > row.len() {
+        let mut pairs: Vec<(T, i64)> = row.iter().enumerate().map(|(i, &v)| (v, base + i as i64)).collect();
+        if pairs.len() > k {
+            pairs.select_nth_unstable_by(k - 1, cmp);
+            pairs.truncate(k);
+        }
+        return pairs;
+    }
+    // A max-heap under `cmp` (the root ranks last among the kept pairs).
+    let mut heap: Vec<(T, i64)> = Vec::with_capacity(k);
+    let worse = |a: &(T, i64), b: &(T, i64)| cmp(a, b) == Ordering::Greater;
+    for (i, &v) in row.iter().enumerate() {
+        let item = (v, base + i as i64);
+        if heap.len() < k {
+            heap.push(item);
+            let mut c = heap.len() - 1;
+            while c > 0 {
+                let p = (c - 1) / 2;
+                if worse(&heap[c], &heap[p]) {
+                    heap.swap(c, p);
+                    c = p;
+                } else {
+                    break;
+                }
+            }
+        } else if worse(&heap[0], &item) {
+            heap[0] = item;
+            let mut p = 0;
+            loop {
+                let (l, r) = (2 * p + 1, 2 * p + 2);
+                let mut w = p;
+                if l < k && worse(&heap[l], &heap[w]) {
+                    w = l;
+                }
+                if r < k && worse(&heap[r], &heap[w]) {
+                    w = r;
+                }
+                if w == p {
+                    break;
+                }
+                heap.swap(p, w);
+                p = w;
+            }
+        }
+    }
+    heap
 }
 
 /// `topk` of a tensor with no elements: empty outputs of the right shape.

@@ -20,9 +20,9 @@ impl DiagonalCompositeImplicit for Composite {
         check_distinct(d1, d2, dim1, dim2)?;
         let (sizes, strides) = (self_.sizes(), self_.strides());
         let len = if offset >= 0 {
-            sizes[d1].min(sizes[d2] - offset).max(0)
+            sizes[d1].min(sizes[d2].saturating_sub(offset)).max(0)
         } else {
-            (sizes[d1] + offset).min(sizes[d2]).max(0)
+            sizes[d1].saturating_add(offset).min(sizes[d2]).max(0)
         };
         let mut start = self_.storage_offset();
         if len > 0 {
@@ -75,7 +75,10 @@ impl DiagEmbedCompositeImplicit for Composite {
         check_distinct(d1, d2, dim1, dim2)?;
         let x = if self_.dim() == 0 { self_.try_unsqueeze(0)? } else { self_.clone() };
         let n = x.sizes()[x.dim() - 1];
-        let m = n + offset.abs();
+        let m = offset
+            .checked_abs()
+            .and_then(|o| n.checked_add(o))
+            .ok_or_else(|| Error::runtime(format!("diag_embed: offset {offset} is too large")))?;
         let cols = ops::arange::call(Scalar::Int(m), Some(DType::I64), None, Some(x.device()), None)?;
         let targets = ops::arange::call(Scalar::Int(n), Some(DType::I64), None, Some(x.device()), None)?
             .try_add_scalar(Scalar::Int(offset.max(0)))?;
