@@ -95,7 +95,8 @@ fn tri_indices(
             return Err(oxten_runtime::Error::runtime(format!("{name} must be non-negative, got{v}")).in_op(op));
         }
     }
-    let rows = rows.start.max(0)..rows.end.min(row);
+    // Without columns no row has entries (and `rows` may be astronomically long).
+    let rows = if col == 0 { 0..0 } else { rows.start.max(0)..rows.end.min(row) };
     let bound = (rows.end - rows.start).max(0) as u128 * col as u128;
     let capacity = usize::try_from(bound).ok().and_then(|b| b.checked_mul(2)).unwrap_or(usize::MAX);
     let mut out: Vec<i64> = oxten_runtime::error::try_vec_with_capacity(capacity)?;
