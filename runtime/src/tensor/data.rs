@@ -59,8 +59,19 @@ impl Tensor {
             return self.try_to_device(Device::Cpu)?.to_vec();
         }
         let l = self.layout();
-        let mut out = crate::error::try_vec_with_capacity(l.numel() as usize)?;
+        let n = l.numel() as usize;
+        let mut out = crate::error::try_vec_with_capacity(n)?;
         let base = self.data_ptr() as *const T;
+        if l.is_contiguous() && n > 0 {
+            // SAFETY: a contiguous layout's `n` elements start at `base` and lie inside the
+            // storage (`from_parts` checked the span); `out` has capacity `n` and `T` is a plain
+            // element type, so copying the bytes then setting the length initialises it.
+            unsafe {
+                std::ptr::copy_nonoverlapping(base, out.as_mut_ptr(), n);
+                out.set_len(n);
+            }
+            return Ok(out);
+        }
         for_each_offset(&l.sizes, &l.strides, |off| {
             // SAFETY: every offset produced lies inside the layout's span, which `from_parts`
             // checked against the storage size; `base` points at element 0 of dtype T.
