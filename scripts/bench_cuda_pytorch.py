@@ -11,6 +11,63 @@ dev = "cuda"
 quick = "--quick" in sys.argv
 
 
+def transformer_step_ms(batch, amp):
+    """The GPT step of cuda_bench.rs's transformer_step_ms, written the same way."""
+    F = torch.nn.functional
+    layers, d, heads, t, vocab = 6, 512, 8, 256, 4096
+
+    def param(*shape, scale=0.02):
+        return (torch.randn(*shape, device=dev) * scale).requires_grad_(True)
+
+    def ones(n):
+        return torch.ones(n, device=dev, requires_grad=True)
+
+    emb, pos, lnf_w, lnf_b = param(vocab, d), param(t, d), ones(d), param(d, scale=0.0)
+    blocks = [[ones(d), param(d, scale=0.0), param(3 * d, d), param(d, d), ones(d), param(d, scale=0.0),
+               param(4 * d, d), param(d, 4 * d)] for _ in range(layers)]
+    params = [emb, pos, lnf_w, lnf_b] + [p for b in blocks for p in b]
+    tokens = (torch.arange(batch * t, device=dev) * 7919 % vocab).reshape(batch, t)
+    targets = (torch.arange(batch * t, device=dev) * 104729 + 1) % vocab
+    opt = torch.optim.AdamW(params, lr=3e-4, fused=True)
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=amp):
+            x = F.embedding(tokens, emb) + pos
+            for l1w, l1b, qkv_w, proj_w, l2w, l2b, fc1, fc2 in blocks:
+                qkv = F.linear(F.layer_norm(x, (d,), l1w, l1b), qkv_w).reshape(batch, t, 3, heads, d // heads)
+                qkv = qkv.permute(2, 0, 3, 1, 4)
+                att = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], is_causal=True)
+                x = x + F.linear(att.transpose(1, 2).reshape(batch, t, d), proj_w)
+                x = x + F.linear(F.gelu(F.linear(F.layer_norm(x, (d,), l2w, l2b), fc1), approximate="tanh"), fc2)
+            logits = F.linear(F.layer_norm(x, (d,), lnf_w, lnf_b), emb).reshape(batch * t, vocab)
+        loss = F.cross_entropy(logits, targets)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    v = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(10):
+            step()
+        torch.cuda.synchronize()
+        v.append((time.perf_counter() - t0) * 1e3 / 10)
+    v.sort()
+    return v[1]
+
+
+if "--transformer" in sys.argv:
+    torch.backends.cuda.matmul.allow_tf32 = False
+    for batch, amp in [(16, False), (16, True), (64, True)]:
+        case = f"gpt_step_b{batch}_{'bf16_autocast' if amp else 'f32'}"
+        print(json.dumps({"lib": "torch", "case": case, "ms": round(transformer_step_ms(batch, amp), 3)}), flush=True)
+    sys.exit(0)
+
+
 def rand(n, dtype):
     return (torch.rand(n, device=dev) * 2 - 1).to(dtype)
 

@@ -160,6 +160,10 @@ fn autocast_kernels_follow_the_policy() {
 - func: mse_loss(Tensor self, Tensor target, int reduction=Mean) -> Tensor
   autocast: fp32
 - func: relu(Tensor self) -> Tensor
+- func: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  autocast: {CPU: fp32, CUDA: fp32_set_opt_dtype}
+- func: exp(Tensor self) -> Tensor
+  autocast: {CUDA: fp32}
 ";
     let g = generate_from_str(yaml, "native_functions.yaml").unwrap();
     expect![[r#"
@@ -193,7 +197,7 @@ fn autocast_kernels_follow_the_policy() {
             source: &Tensor,
         ) -> Result<Tensor> {
             let ac = AutocastCall::enter(Some(self_));
-            let to = ac.promote([self_, index, source].into_iter())?;
+            let to = ac.promote([self_, index, source])?;
             let self_ = ac.cast(self_, to)?;
             let index = ac.cast(index, to)?;
             let source = ac.cast(source, to)?;
@@ -215,6 +219,31 @@ fn autocast_kernels_follow_the_policy() {
             let self_ = ac.cast(self_, to)?;
             let target = ac.cast(target, to)?;
             ops::mse_loss::call(&self_, &target, reduction)
+        }
+        /// Autocast kernel of `prod(Tensor self, *, ScalarType? dtype=None) -> Tensor` (native_functions.yaml line 13):
+        /// on CPU (`fp32`) it casts its floating arguments to f32; on CUDA and PrivateUse1 (`fp32_set_opt_dtype`) it computes in f32 (sets an unset `dtype=` to f32 when `self` is eligible), then runs the operator below autocast.
+        fn prod_autocast(self_: &Tensor, dtype: Option<DType>) -> Result<Tensor> {
+            let ac = AutocastCall::enter(Some(self_));
+            if ac.follows_cuda_lists() {
+                let dtype = ac.set_opt_dtype(self_, dtype);
+                ops::prod::call(self_, dtype)
+            } else {
+                let to = ac.fp32();
+                let self_ = ac.cast(self_, to)?;
+                ops::prod::call(&self_, dtype)
+            }
+        }
+        /// Autocast kernel of `exp(Tensor self) -> Tensor` (native_functions.yaml line 15):
+        /// on CPU it casts nothing; on CUDA and PrivateUse1 (`fp32`) it casts its floating arguments to f32, then runs the operator below autocast.
+        fn exp_autocast(self_: &Tensor) -> Result<Tensor> {
+            let ac = AutocastCall::enter(Some(self_));
+            if ac.follows_cuda_lists() {
+                let to = ac.fp32();
+                let self_ = ac.cast(self_, to)?;
+                ops::exp::call(&self_)
+            } else {
+                ops::exp::call(self_)
+            }
         }
     "#]]
     .assert_eq(kernels_of(g.get("autocast.rs")));
@@ -320,7 +349,7 @@ fn where_lists_every_place_an_operator_lives() {
     let kernels = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels/src");
     let report = oxten_codegen::locate::locate("gelu", &fns, &ds, &g, &kernels).unwrap();
     for needle in [
-        "gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)  [structured; CPU: gelu_out]",
+        "gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)  [structured; CPU: gelu_out, CUDA: gelu_out]",
         "-> GeluBackward0",
         "pub struct GeluBackward0 {",
         "decls.rs:",
@@ -331,6 +360,7 @@ fn where_lists_every_place_an_operator_lives() {
         "ops::gelu_::OP.register(RegistrationKey::Key(DispatchKey::Meta), gelu__meta);",
         "pub fn try_gelu(",
         "impl GeluOutCpu for Cpu",
+        "impl GeluOutCuda for Cuda",
         "impl GeluOutMetaFn for Meta",
     ] {
         assert!(report.contains(needle), "missing `{needle}` in\n{report}");

@@ -4,7 +4,8 @@
 use expect_test::{expect, Expect};
 use oxten_codegen::model::OperatorName;
 use oxten_codegen::yaml::{
-    group_native_functions, parse_native_functions, AutocastPolicy, DeviceCheck, NativeFunction, Variant,
+    group_native_functions, parse_native_functions, AutocastPolicies, AutocastPolicy, DeviceCheck, NativeFunction,
+    Variant,
 };
 
 const FILE: &str = "native_functions.yaml";
@@ -575,17 +576,57 @@ fn autocast_policies_parse() {
 - func: cat(Tensor[] tensors, int dim=0) -> Tensor
   autocast: promote
 - func: relu(Tensor self) -> Tensor
+- func: exp(Tensor self) -> Tensor
+  autocast: {CUDA: fp32}
+- func: prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  autocast:
+    CPU: fp32
+    CUDA: fp32_set_opt_dtype
+- func: dot(Tensor self, Tensor tensor) -> Tensor
+  autocast:
+    CPU, CUDA: promote
 ",
     );
-    let policies: Vec<Option<AutocastPolicy>> = fns.iter().map(|f| f.autocast).collect();
+    let policies: Vec<AutocastPolicies> = fns.iter().map(|f| f.autocast).collect();
+    use AutocastPolicy::*;
+    let both = |p| AutocastPolicies { cpu: Some(p), cuda: Some(p) };
     assert_eq!(
         policies,
         [
-            Some(AutocastPolicy::LowerPrecisionFp),
-            Some(AutocastPolicy::Fp32SetOptDtype),
-            Some(AutocastPolicy::Promote),
-            None
+            both(LowerPrecisionFp),
+            both(Fp32SetOptDtype),
+            both(Promote),
+            AutocastPolicies::default(),
+            AutocastPolicies { cpu: None, cuda: Some(Fp32) },
+            AutocastPolicies { cpu: Some(Fp32), cuda: Some(Fp32SetOptDtype) },
+            both(Promote),
         ]
+    );
+}
+
+#[test]
+fn autocast_device_types_are_checked() {
+    check(
+        "\
+- func: mm(Tensor self, Tensor mat2) -> Tensor
+  autocast: {XLA: fp32}
+- func: bmm(Tensor self, Tensor mat2) -> Tensor
+  autocast:
+    CUDA: fp32
+    CPU, CUDA: promote
+- func: dot(Tensor self, Tensor tensor) -> Tensor
+  autocast: {}
+- func: exp(Tensor self) -> Tensor
+  autocast: {CUDA: f16}
+- func: sum(Tensor self) -> Tensor
+  autocast: {CPU: fp32, CUDA: fp32_set_opt_dtype}
+",
+        expect![[r#"
+            native_functions.yaml:2: in `mm`: unknown autocast device type `XLA` (expected `CPU` or `CUDA`)
+            native_functions.yaml:4: in `bmm`: `autocast` gives device type `CUDA` twice
+            native_functions.yaml:8: in `dot`: `autocast` names no device type
+            native_functions.yaml:10: in `exp`: unknown autocast policy `f16` (expected one of `lower_precision_fp`, `fp32`, `fp32_set_opt_dtype`, `promote`)
+            native_functions.yaml:12: in `sum`: `autocast: fp32_set_opt_dtype` needs a first `Tensor` argument and a `ScalarType? dtype` argument, which `sum` lacks"#]],
     );
 }
 

@@ -50,6 +50,7 @@ pub use oxten_runtime::{
     Result, Scalar, Storage, Tensor, TensorLayout,
 };
 
+pub mod amp;
 pub mod autocast;
 pub mod autograd;
 pub mod backend;

@@ -10,6 +10,7 @@
 //!
 //! `cargo run -p oxten-codegen -- stubs <op>` prints what to implement for an operator.
 
+mod amp;
 mod checks;
 mod conv;
 mod convert;

@@ -1,15 +1,16 @@
 //! Autocast: automatic mixed precision for regions of code (`torch.autocast`).
 //!
 //! Inside an autocast region for a device type, the operators that `native_functions.yaml` marks
-//! with an `autocast:` policy cast their floating-point arguments on that device type before
-//! running. The policies are PyTorch 2.15's CPU lists, for the operators oxten has:
+//! with an `autocast:` policy for that device type cast their floating-point arguments before
+//! running. The policies are PyTorch 2.15's lists, per device type, for the operators oxten has
+//! (CUDA's serve out-of-tree PrivateUse1 devices too):
 //!
-//! | policy | what the kernel does | operators |
-//! |---|---|---|
-//! | `lower_precision_fp` | casts f32/f16/bf16 arguments to the region's dtype | `mm`, `bmm`, `addmm`, `matmul`, `linear`, `conv1d`, `conv2d`, `conv_transpose2d` |
-//! | `fp32` | casts them to f32 | `cross_entropy_loss`, `nll_loss`, `mse_loss`, `binary_cross_entropy_with_logits`, `prod` |
-//! | `fp32_set_opt_dtype` | sets an unset `dtype=` to f32 when the first argument is eligible | none on CPU (CUDA's `sum`, `softmax` …) |
-//! | `promote` | casts them to the widest of their dtypes (f32 over the region's dtype) | `cat`, `stack` |
+//! | policy | what the kernel does | CPU | CUDA (also) |
+//! |---|---|---|---|
+//! | `lower_precision_fp` | casts f32/f16/bf16 arguments to the region's dtype | `mm`, `bmm`, `addmm`, `baddbmm`, `addbmm`, `matmul`, `linear`, `conv1d`, `conv2d`, `conv_transpose2d`, `scaled_dot_product_attention` | `mv`, `einsum`, `convolution` |
+//! | `fp32` | casts them to f32 | `cross_entropy_loss`, `nll_loss`, `mse_loss`, `binary_cross_entropy_with_logits`, `prod` | `exp`, `log`, `log1p`, `expm1`, `erfinv`, `rsqrt`, `pow`, `softplus`, `layer_norm`, `group_norm`, `cosine_similarity`, `logsumexp`, the upsampling ops (and not `prod`) |
+//! | `fp32_set_opt_dtype` | sets an unset `dtype=` to f32 when the first argument is eligible | none | `sum`, `softmax`, `log_softmax`, `cumsum`, `prod`, `linalg_vector_norm` |
+//! | `promote` | casts them to the widest of their dtypes (f32 over the region's dtype) | `cat`, `stack` | `addcmul`, `addcdiv`, `atan2`, `cross`, `dot`, `index_put`, `scatter_add` |
 //!
 //! Eligible arguments are floating-point tensors on the region's device type, except f64, which
 //! is never cast. Every other operator runs in the dtypes it is given (so `sum` of a bf16 tensor
@@ -370,6 +371,12 @@ impl AutocastCall {
     pub fn enter(first: Option<&Tensor>) -> AutocastCall {
         let active = first.map(Tensor::device).filter(|&d| is_autocast_enabled(d)).map(|d| (d, get_autocast_dtype(d)));
         AutocastCall { active, _below_autocast: ExcludeGuard::new(DispatchKey::Autocast) }
+    }
+
+    /// Whether the call takes the CUDA lists of policies: its first tensor is on a CUDA or
+    /// PrivateUse1 device with autocast on (CPU tensors, and calls with autocast off, take CPU's).
+    pub fn follows_cuda_lists(&self) -> bool {
+        matches!(self.active, Some((Device::Cuda(_) | Device::PrivateUse1(_), _)))
     }
 
     /// The target of the `lower_precision_fp` policy: the region's dtype.

@@ -128,7 +128,10 @@ fn ops_without_a_policy_fall_through_the_autocast_key() {
     assert_eq!(oxten::ops::mm::OP.dispatch_key(t.key_set()).unwrap(), DispatchKey::Autocast);
     // No autocast kernel: the bit is masked out before the dispatcher picks a kernel.
     assert_eq!(oxten::ops::relu::OP.dispatch_key(t.key_set()).unwrap(), DispatchKey::Autograd);
-    assert_eq!(oxten::ops::sum::OP.dispatch_key(t.key_set()).unwrap(), DispatchKey::Autograd);
+    assert_eq!(oxten::ops::sigmoid::OP.dispatch_key(t.key_set()).unwrap(), DispatchKey::Autograd);
+    // `sum` has a CUDA policy only: its kernel runs for CPU tensors too and casts nothing.
+    assert_eq!(oxten::ops::sum::OP.dispatch_key(t.key_set()).unwrap(), DispatchKey::Autocast);
+    assert_eq!(t.to_dtype(DType::BF16).sum().dtype(), DType::BF16);
 }
 
 #[test]
@@ -172,8 +175,76 @@ fn the_yaml_lists_match_pytorch_2_15_cpu() {
         ("cat", "promote"),
         ("stack", "promote"),
     ];
-    let mut got: Vec<(&str, &str)> = AUTOCAST_OPS.iter().map(|e| (e.op, e.policy)).collect();
+    let mut got: Vec<(&str, &str)> = AUTOCAST_OPS.iter().filter_map(|e| Some((e.op, e.cpu?))).collect();
     let mut want = expected.to_vec();
+    got.sort_unstable();
+    want.sort_unstable();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn the_yaml_lists_match_pytorch_2_15_cuda() {
+    // PyTorch 2.15's AutocastCUDA registrations (autocast_mode.cpp), for the operators oxten has.
+    let lower = [
+        "mm",
+        "bmm",
+        "addmm",
+        "baddbmm",
+        "addbmm",
+        "matmul",
+        "mv",
+        "einsum",
+        "linear",
+        "convolution",
+        "conv1d",
+        "conv1d.padding",
+        "conv2d",
+        "conv2d.padding",
+        "conv_transpose2d.input",
+        "scaled_dot_product_attention",
+    ];
+    let fp32 = [
+        "erfinv",
+        "exp",
+        "expm1",
+        "log",
+        "log1p",
+        "rsqrt",
+        "pow.Tensor_Scalar",
+        "softplus",
+        "layer_norm",
+        "native_layer_norm",
+        "group_norm",
+        "cosine_similarity",
+        "nll_loss",
+        "mse_loss",
+        "cross_entropy_loss",
+        "binary_cross_entropy_with_logits",
+        "logsumexp",
+        "upsample_nearest2d.vec",
+        "upsample_bilinear2d.vec",
+    ];
+    let set_opt_dtype = [
+        "prod",
+        "prod.dim_int",
+        "softmax.int",
+        "log_softmax.int",
+        "cumsum",
+        "linalg_vector_norm",
+        "sum",
+        "sum.dim_IntList",
+    ];
+    let promote = ["addcdiv", "addcmul", "atan2", "cross", "dot", "index_put", "scatter_add", "cat", "stack"];
+    let mut want: Vec<(&str, &str)> = Vec::new();
+    for (ops, policy) in [
+        (&lower[..], "lower_precision_fp"),
+        (&fp32[..], "fp32"),
+        (&set_opt_dtype[..], "fp32_set_opt_dtype"),
+        (&promote[..], "promote"),
+    ] {
+        want.extend(ops.iter().map(|&op| (op, policy)));
+    }
+    let mut got: Vec<(&str, &str)> = AUTOCAST_OPS.iter().filter_map(|e| Some((e.op, e.cuda?))).collect();
     got.sort_unstable();
     want.sort_unstable();
     assert_eq!(got, want);

@@ -408,9 +408,20 @@ mod gpu {
         ("cumsum 2", |x| x.cumsum(2)),
         ("logsumexp", |x| x.logsumexp(&[1], false)),
         ("norm", |x| x.norm_scalar()),
+        ("norm ord 1 dim", |x| norm_with(x, 1, Some(&[1]), false)),
+        ("norm ord 0 dims", |x| norm_with(x, 0, Some(&[0, 2]), true)),
+        ("norm ord inf", |x| norm_with(x, f64::INFINITY, Some(&[2]), false)),
+        ("norm ord -inf", |x| norm_with(x, f64::NEG_INFINITY, None, false)),
+        ("norm ord 3", |x| norm_with(x, 3, Some(&[-1]), false)),
+        ("norm ord -1.5", |x| norm_with(x, -1.5, Some(&[1]), false)),
         ("softmax", |x| x.softmax(1)),
         ("log_softmax last", |x| x.log_softmax(-1)),
     ];
+
+    fn norm_with(x: &Tensor, ord: impl Into<oxten::Scalar>, dim: Option<&[i64]>, keepdim: bool) -> Tensor {
+        let opts = oxten::options::LinalgVectorNormOpts { ord: ord.into(), dim, keepdim, dtype: None };
+        oxten::linalg_vector_norm_with(x, opts)
+    }
 
     fn float_reduction(name: &str) -> bool {
         name.starts_with("mean")
@@ -743,5 +754,361 @@ mod gpu {
         assert!(start.elapsed_time(&end).unwrap() >= 0.0);
         s.synchronize().unwrap();
         assert_close(&y, &x.cpu().exp().add(&x.cpu()), "exp + x on a side stream");
+    }
+
+    #[test]
+    fn autocast_follows_the_cuda_lists() {
+        require_gpu!();
+        use oxten::autocast::{is_autocast_enabled, AutocastGuard};
+        let (a, b) = (rand(&[64, 32], DType::F32, 26), rand(&[32, 48], DType::F32, 27));
+        let (ga, gb) = (a.to_device(GPU), b.to_device(GPU).requires_grad_(true));
+        let (y, s, e) = {
+            let _amp = AutocastGuard::new(GPU, DType::F16);
+            assert!(is_autocast_enabled(GPU) && !is_autocast_enabled(Device::Cpu));
+            let y = ga.mm(&gb);
+            assert_eq!(y.dtype(), DType::F16, "mm runs in f16");
+            // CUDA's fp32_set_opt_dtype and fp32 lists: sum and exp of f16 give f32.
+            let s = y.sum();
+            let e = y.exp();
+            assert_eq!((s.dtype(), e.dtype(), y.softmax(1).dtype()), (DType::F32, DType::F32, DType::F32));
+            // A CPU tensor inside a CUDA region is not cast.
+            assert_eq!(a.mm(&b).dtype(), DType::F32);
+            (y, s, e)
+        };
+        let want = a.to_dtype(DType::F16).to_dtype(DType::F32).mm(&b.to_dtype(DType::F16).to_dtype(DType::F32));
+        assert_close(&y, &want.to_dtype(DType::F16), "autocast mm");
+        let y32 = y.cpu().to_dtype(DType::F32);
+        assert_close(&e, &y32.exp(), "autocast exp");
+        let (got, want) = (s.item::<f32>().unwrap(), y32.sum().item::<f32>().unwrap());
+        assert!((got - want).abs() <= 1e-5 * y32.abs().sum().item::<f32>().unwrap(), "autocast sum: {got} vs {want}");
+        // The f32 weight gets an f32 gradient through the cast.
+        s.backward();
+        let g = gb.grad().unwrap();
+        assert_eq!((g.dtype(), g.device()), (DType::F32, GPU));
+    }
+
+    #[test]
+    fn layer_norm_and_its_gradients_match_the_cpu() {
+        require_gpu!();
+        for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16] {
+            for (shape, norm) in
+                [(&[6, 5, 40][..], &[40][..]), (&[3, 4, 700][..], &[4, 700][..]), (&[2, 1000][..], &[1000][..])]
+            {
+                let x = rand(shape, dtype, 28);
+                let w = rand(norm, dtype, 29).add_scalar(1.0);
+                let b = rand(norm, dtype, 30);
+                let run = |dev: Device| {
+                    let leaf = |t: &Tensor| t.to_device(dev).detach().requires_grad_(true);
+                    let (x, w, b) = (leaf(&x), leaf(&w), leaf(&b));
+                    let y = oxten::layer_norm(&x, norm, Some(&w), Some(&b));
+                    // A weighted sum makes every gradient non-trivial.
+                    let r = rand(shape, dtype, 31).to_device(dev);
+                    y.mul(&r).sum().backward();
+                    [y, x.grad().unwrap(), w.grad().unwrap(), b.grad().unwrap()]
+                };
+                let (got, want) = (run(GPU), run(Device::Cpu));
+                for (k, (g, c)) in got.iter().zip(&want).enumerate() {
+                    let what = format!("layer_norm {dtype:?} {shape:?} output {k}");
+                    if matches!(dtype, DType::F16 | DType::BF16) && k > 0 {
+                        // Gradients summed in f32 on the GPU, in f64 on the CPU, rounded once.
+                        let (a, b) = (g.to_f64_vec().unwrap(), c.to_f64_vec().unwrap());
+                        let scale = b.iter().fold(1.0f64, |m, v| m.max(v.abs()));
+                        for (u, v) in a.iter().zip(&b) {
+                            assert!((u - v).abs() <= 2e-2 * scale, "{what}: {u} vs {v}");
+                        }
+                    } else {
+                        assert_close(g, c, &what);
+                    }
+                }
+            }
+        }
+        // Statistics: f32 for half inputs on CUDA (PyTorch's accumulation type); no weight/bias.
+        let x = rand(&[4, 64], DType::BF16, 32);
+        let (y, mean, rstd) = oxten::native_layer_norm(&x.to_device(GPU), &[64], None, None, 1e-5);
+        assert_eq!((mean.dtype(), rstd.dtype(), mean.sizes().to_vec()), (DType::F32, DType::F32, vec![4, 1]));
+        assert_close(&y, &oxten::native_layer_norm(&x, &[64], None, None, 1e-5).0, "layer_norm without affine");
+        // Errors come from the shared checks.
+        let e = oxten::try_native_layer_norm(&x.to_device(GPU), &[32], None, None, 1e-5).unwrap_err().to_string();
+        assert!(e.contains("Given normalized_shape=[32], expected input with shape [*, 32]"), "{e}");
+    }
+
+    #[test]
+    fn fused_adamw_steps_match_the_cpu() {
+        require_gpu!();
+        use oxten::optim::{AdamOpts, AdamW, Optimizer};
+        let shapes: [&[i64]; 3] = [&[64, 33], &[33], &[1000, 7]];
+        for amsgrad in [false, true] {
+            let init: Vec<Tensor> =
+                shapes.iter().enumerate().map(|(i, s)| rand(s, DType::F32, 40 + i as u64)).collect();
+            let run = |dev: Device| {
+                let params: Vec<Tensor> = init.iter().map(|t| t.to_device(dev).detach().requires_grad_(true)).collect();
+                let opts = AdamOpts { lr: 1e-2, weight_decay: 0.1, amsgrad, fused: true, ..AdamOpts::default() };
+                let mut opt = AdamW::new(params.clone(), opts).unwrap();
+                for step in 0..5 {
+                    for (i, p) in params.iter().enumerate() {
+                        p.set_grad(Some(rand(&p.sizes(), DType::F32, 100 * step + i as u64).to_device(dev)));
+                    }
+                    opt.step().unwrap();
+                }
+                params.iter().map(|p| p.detach().cpu()).collect::<Vec<_>>()
+            };
+            let (got, want) = (run(GPU), run(Device::Cpu));
+            for (g, w) in got.iter().zip(&want) {
+                assert_close(g, w, &format!("fused AdamW amsgrad={amsgrad}"));
+            }
+        }
+        // grad_scale divides the gradient; a non-zero found_inf skips the step (GradScaler).
+        let p = rand(&[256], DType::F32, 50);
+        let g = rand(&[256], DType::F32, 51);
+        let step = |p: &Tensor, g: &Tensor, scale: Option<&Tensor>, inf: Option<&Tensor>| {
+            let (m, v) = (oxten::zeros_like(p), oxten::zeros_like(p));
+            let opts = oxten::options::FusedAdamwInplaceOpts { grad_scale: scale, found_inf: inf };
+            oxten::_fused_adamw_with_(
+                &[p],
+                &[g],
+                &[&m],
+                &[&v],
+                &[] as &[Tensor],
+                &[Tensor::scalar(1.0f32)],
+                1e-2,
+                0.9,
+                0.999,
+                0.0,
+                1e-8,
+                false,
+                false,
+                opts,
+            );
+        };
+        let (gp, gg) = (p.to_device(GPU), g.to_device(GPU).mul_scalar(8.0));
+        let scale = Tensor::scalar(8.0f32).to_device(GPU);
+        step(&gp, &gg, Some(&scale), None);
+        let cp = p.clone();
+        step(&cp, &g, None, None);
+        assert_close(&gp, &cp, "fused AdamW with grad_scale");
+        let before = gp.cpu();
+        step(&gp, &gg, Some(&scale), Some(&Tensor::scalar(1.0f32).to_device(GPU)));
+        assert_close(&gp, &before, "found_inf skips the step");
+    }
+
+    #[test]
+    fn triangles_ranges_gelu_and_foreach_match_the_cpu() {
+        require_gpu!();
+        use oxten::options::{ArangeOpts, GeluOpts, TrilInplaceOpts, TrilOpts, TriuInplaceOpts};
+        for dtype in [DType::F32, DType::F64, DType::BF16, DType::I64] {
+            let x = rand(&[3, 5, 4], dtype, 70);
+            for diagonal in [-1, 0, 2] {
+                assert_close(
+                    &x.to_device(GPU).tril_with(TrilOpts { diagonal }),
+                    &x.tril_with(TrilOpts { diagonal }),
+                    "tril",
+                );
+                assert_close(
+                    &x.to_device(GPU).triu_with(oxten::options::TriuOpts { diagonal }),
+                    &x.triu_with(oxten::options::TriuOpts { diagonal }),
+                    "triu",
+                );
+            }
+            // In place on a transposed (non-contiguous) view.
+            let (g, c) = (x.to_device(GPU).transpose(1, 2), x.transpose(1, 2));
+            g.tril_with_(TrilInplaceOpts { diagonal: 1 });
+            c.tril_with_(TrilInplaceOpts { diagonal: 1 });
+            assert_close(&g, &c, "tril_ of a transposed view");
+            let (g, c) = (x.to_device(GPU), x.clone());
+            g.triu_with_(TriuInplaceOpts { diagonal: -2 });
+            c.triu_with_(TriuInplaceOpts { diagonal: -2 });
+            assert_close(&g, &c, "triu_");
+        }
+        let bools = rand(&[6, 6], DType::F32, 71).gt_scalar(0.0);
+        let with_nan = Tensor::from_vec(vec![0.0f32, 1.5, f32::NAN, -0.0, 2.0, 0.0], &[2, 3]).unwrap();
+        for t in [with_nan.clone(), bools.clone(), Tensor::from_vec(vec![0i64, 3, -2, 0, 7, 0], &[3, 2]).unwrap()] {
+            assert_close(&t.to_device(GPU).logical_not(), &t.logical_not(), "logical_not");
+        }
+        assert_close(&bools.to_device(GPU).tril(), &bools.tril(), "tril of bool");
+        for dtype in [DType::I64, DType::F32, DType::BF16] {
+            let r = oxten::arange_with(17, ArangeOpts { dtype: Some(dtype), device: Some(GPU), ..Default::default() });
+            assert_eq!(r.device(), GPU);
+            assert_close(
+                &r,
+                &oxten::arange_with(17, ArangeOpts { dtype: Some(dtype), ..Default::default() }),
+                "arange",
+            );
+        }
+        for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16] {
+            let x = rand(&[7, 300], dtype, 72).mul_scalar(4.0);
+            for approximate in ["none", "tanh"] {
+                let (g, c) =
+                    (x.to_device(GPU).gelu_with(GeluOpts { approximate }), x.gelu_with(GeluOpts { approximate }));
+                assert_close(&g, &c, &format!("gelu {approximate} {dtype:?}"));
+            }
+        }
+        let e = x_err();
+        assert!(e.contains("approximate argument must be either none or tanh"), "{e}");
+        // _foreach on CUDA: per-tensor kernels, the caller's stream.
+        let xs: Vec<Tensor> = (0..3).map(|i| rand(&[10 + i, 3], DType::F32, 73 + i as u64)).collect();
+        let gs: Vec<Tensor> = xs.iter().map(|t| t.to_device(GPU)).collect();
+        oxten::_foreach_mul_scalar_(&gs, 0.5);
+        oxten::_foreach_mul_scalar_(&xs, 0.5);
+        let (ng, nc) = (oxten::_foreach_norm_scalar(&gs), oxten::_foreach_norm_scalar(&xs));
+        for ((g, c), (a, b)) in gs.iter().zip(&xs).zip(ng.iter().zip(&nc)) {
+            assert_close(g, c, "_foreach_mul_");
+            assert_close(a, b, "_foreach_norm");
+        }
+    }
+
+    fn x_err() -> String {
+        let x = rand(&[4], DType::F32, 74).to_device(GPU);
+        x.try_gelu_with(oxten::options::GeluOpts { approximate: "exact" }).unwrap_err().to_string()
+    }
+
+    /// GradScaler on CUDA: the same run as on the CPU (infs injected at steps 2 and 5), scale
+    /// and found-inf flag kept on the device.
+    #[test]
+    fn grad_scaler_runs_the_same_on_the_gpu() {
+        require_gpu!();
+        use oxten::amp::{GradScaler, GradScalerOpts};
+        use oxten::optim::{Optimizer, Sgd, SgdOpts};
+        let (w0, x, y) = (rand(&[4], DType::F32, 80), rand(&[6, 4], DType::F32, 81), rand(&[6], DType::F32, 82));
+        let run = |dev: Device| {
+            let w = w0.to_device(dev).detach().requires_grad_(true);
+            let (x, y) = (x.to_device(dev), y.to_device(dev));
+            let mut opt = Sgd::new(vec![w.clone()], SgdOpts { lr: 0.1, ..Default::default() }).unwrap();
+            let mut scaler = GradScaler::new(GradScalerOpts { growth_interval: 3, ..Default::default() }).unwrap();
+            let mut scales = Vec::new();
+            for step in 0..8 {
+                let r = x.matmul(&w).sub(&y);
+                let mut loss = r.mul(&r).mean_dim(None, false);
+                if step == 2 || step == 5 {
+                    loss = loss.mul_scalar(f64::INFINITY);
+                }
+                scaler.scale(&loss).unwrap().backward();
+                assert_eq!(scaler.step(&mut opt).unwrap(), step != 2 && step != 5);
+                scaler.update().unwrap();
+                opt.zero_grad();
+                scales.push(scaler.get_scale());
+            }
+            (scales, scaler.get_growth_tracker(), w.detach().cpu())
+        };
+        let (gpu, cpu) = (run(GPU), run(Device::Cpu));
+        // Worked out by hand: halved at the two inf steps, three clean steps never complete.
+        let want = [65536.0, 65536.0, 32768.0, 32768.0, 32768.0, 16384.0, 16384.0, 16384.0];
+        assert_eq!(gpu.0, want);
+        assert_eq!((cpu.0.as_slice(), cpu.1, gpu.1), (&want[..], 2, 2));
+        assert_close(&gpu.2, &cpu.2, "weights after the GradScaler run");
+        // The operators themselves on device tensors.
+        let g = Tensor::from_vec(vec![2.0f32, f32::NAN], &[2]).unwrap().to_device(GPU);
+        let found = Tensor::scalar(0.0f32).to_device(GPU);
+        oxten::_amp_foreach_non_finite_check_and_unscale_(&[&g], &found, &Tensor::scalar(0.5f32).to_device(GPU));
+        assert_eq!(found.cpu().item::<f32>().unwrap(), 1.0);
+        assert_eq!(g.cpu().to_vec::<f32>().unwrap()[0], 1.0);
+    }
+
+    /// One GPT-style training step (embedding, layer norm, causal attention, tanh-GELU MLP,
+    /// cross-entropy, gradient clipping, fused AdamW) from the same weights on both devices.
+    #[test]
+    fn a_transformer_training_step_matches_the_cpu() {
+        require_gpu!();
+        use oxten::optim::{AdamOpts, AdamW, Optimizer};
+        use oxten::options::{GeluOpts, ScaledDotProductAttentionOpts};
+        let (b, t, d, h, vocab) = (2i64, 16i64, 32i64, 4i64, 50i64);
+        let tokens = Tensor::from_vec((0..b * t).map(|i| (i * 7 + 3) % vocab).collect::<Vec<i64>>(), &[b, t]).unwrap();
+        let targets =
+            Tensor::from_vec((0..b * t).map(|i| (i * 5 + 1) % vocab).collect::<Vec<i64>>(), &[b * t]).unwrap();
+        let shapes: [&[i64]; 8] =
+            [&[vocab, d], &[d], &[d], &[3 * d, d], &[d, d], &[4 * d, d], &[d, 4 * d], &[vocab, d]];
+        let init: Vec<Tensor> =
+            shapes.iter().enumerate().map(|(i, s)| rand(s, DType::F32, 60 + i as u64).mul_scalar(0.3)).collect();
+        let run = |dev: Device| {
+            let p: Vec<Tensor> = init.iter().map(|w| w.to_device(dev).detach().requires_grad_(true)).collect();
+            let ln = |x: &Tensor| oxten::layer_norm(x, &[d], Some(&p[1].add_scalar(1.0)), Some(&p[2]));
+            let x = oxten::embedding(&p[0], &tokens.to_device(dev));
+            let qkv = oxten::linear(&ln(&x), &p[3], None).reshape(&[b, t, 3, h, d / h]).permute(&[2, 0, 3, 1, 4]);
+            let (q, k, v) = (qkv.select(0, 0), qkv.select(0, 1), qkv.select(0, 2));
+            let opts = ScaledDotProductAttentionOpts { is_causal: true, ..Default::default() };
+            let att = oxten::scaled_dot_product_attention_with(&q, &k, &v, opts);
+            let x = x.add(&oxten::linear(&att.transpose(1, 2).reshape(&[b, t, d]), &p[4], None));
+            let hidden = oxten::linear(&ln(&x), &p[5], None).gelu_with(GeluOpts { approximate: "tanh" });
+            let x = x.add(&oxten::linear(&hidden, &p[6], None));
+            let logits = oxten::linear(&x, &p[7], None).reshape(&[b * t, vocab]);
+            let loss = oxten::cross_entropy_loss(&logits, &targets.to_device(dev));
+            loss.backward();
+            let norm = oxten::nn::clip_grad_norm_(&p, 0.5).unwrap();
+            let grads: Vec<Tensor> = p.iter().map(|w| w.grad().unwrap().cpu()).collect();
+            let opts = AdamOpts { lr: 1e-2, weight_decay: 0.1, fused: true, ..AdamOpts::default() };
+            AdamW::new(p.clone(), opts).unwrap().step().unwrap();
+            (loss.cpu(), norm, grads, p.iter().map(|w| w.detach().cpu()).collect::<Vec<_>>())
+        };
+        let (gpu, cpu) = (run(GPU), run(Device::Cpu));
+        assert_close(&gpu.0, &cpu.0, "transformer loss");
+        assert!((gpu.1 - cpu.1).abs() <= 1e-4 * cpu.1, "gradient norm {} vs {}", gpu.1, cpu.1);
+        for (i, ((g, c), (pg, pc))) in gpu.2.iter().zip(&cpu.2).zip(gpu.3.iter().zip(&cpu.3)).enumerate() {
+            let scale = c.abs().amax(&[], false).item::<f32>().unwrap() as f64;
+            let (gg, gc) = (g.to_f64_vec().unwrap(), c.to_f64_vec().unwrap());
+            for (u, v) in gg.iter().zip(&gc) {
+                assert!((u - v).abs() <= 1e-3 * scale, "gradient {i}: {u} vs {v}");
+            }
+            // Adam's first step moves each element by about lr · sign(g): compare where the
+            // gradient is clearly non-zero (elsewhere rounding may flip its sign).
+            let (vg, vc) = (pg.to_f64_vec().unwrap(), pc.to_f64_vec().unwrap());
+            for (k, ((u, v), gv)) in vg.iter().zip(&vc).zip(&gc).enumerate() {
+                if gv.abs() > 1e-2 * scale {
+                    assert!((u - v).abs() <= 1e-5, "parameter {i}[{k}] after AdamW: {u} vs {v}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn backward_runs_on_the_forward_stream() {
+        require_gpu!();
+        let side = cuda::Stream::new(GPU).unwrap();
+        let x = rand(&[1 << 18], DType::F32, 24).to_device(GPU).requires_grad_(true);
+        // The forward runs on a side stream; backward is called from the default stream.
+        let (h, loss) = {
+            let _g = cuda::StreamGuard::new(side);
+            let h = x.mul(&x).exp();
+            let loss = h.sum();
+            (h, loss)
+        };
+        assert_eq!(loss.grad_fn().unwrap().base().stream(), Some(side));
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen2 = seen.clone();
+        h.register_hook(move |g| {
+            seen2.lock().unwrap().push(cuda::current_stream(g.device()));
+            Ok(None)
+        })
+        .unwrap();
+        assert_eq!(cuda::current_stream(GPU), cuda::Stream::default_for(GPU));
+        loss.backward();
+        assert_eq!(*seen.lock().unwrap(), vec![side], "the hook ran on the forward's stream");
+        assert_eq!(cuda::current_stream(GPU), cuda::Stream::default_for(GPU), "the stream is restored");
+        // No synchronisation by hand: the default stream waits for the side stream's backward.
+        let xc = x.detach().cpu();
+        let want = xc.mul(&xc).exp().mul(&xc).mul_scalar(2.0);
+        assert_close(&x.grad().unwrap().cpu(), &want, "d/dx sum(exp(x²)) from a side stream");
+        // Two branches on two streams meet in one sum; the default stream reads the result.
+        let (a, b) = (cuda::Stream::new(GPU).unwrap(), cuda::Stream::new(GPU).unwrap());
+        let w = rand(&[512, 512], DType::F32, 25).to_device(GPU).requires_grad_(true);
+        let ya = {
+            let _g = cuda::StreamGuard::new(a);
+            w.mm(&w).tanh()
+        };
+        let yb = {
+            let _g = cuda::StreamGuard::new(b);
+            // b reads w, made on the default stream, which is idle by now.
+            w.sigmoid().mul_scalar(3.0)
+        };
+        a.synchronize().unwrap();
+        b.synchronize().unwrap();
+        ya.add(&yb).sum().backward();
+        // The reference in f64: the GPU's f32 products of 512 terms differ from any other order by
+        // rounding only, while a missing stream order would give wrong values, not rounding.
+        let wc = w.detach().cpu().to_dtype(DType::F64).requires_grad_(true);
+        wc.mm(&wc).tanh().add(&wc.sigmoid().mul_scalar(3.0)).sum().backward();
+        let want = wc.grad().unwrap().to_f64_vec().unwrap();
+        let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        for (u, v) in w.grad().unwrap().to_f64_vec().unwrap().iter().zip(&want) {
+            assert!((u - v).abs() <= 1e-5 * scale, "two streams' gradients meet: {u} vs {v}");
+        }
     }
 }

@@ -21,6 +21,9 @@ static ALLOCATOR: HostBackedAllocator = HostBackedAllocator::new();
 
 static ADDS: AtomicUsize = AtomicUsize::new(0);
 static STRUCTURED: AtomicUsize = AtomicUsize::new(0);
+/// Held by the tests that run the backend's `mm`/`sigmoid` impls, so that the one counting them
+/// sees only its own calls.
+static STRUCTURED_USERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 static AUTOGRAD_MULS: AtomicUsize = AtomicUsize::new(0);
 
 /// The toy backend's own backward node for `mul`.
@@ -191,6 +194,7 @@ fn supported_ops_run_the_backend_kernels_and_the_device_has_its_name() {
 #[test]
 fn structured_impls_give_functional_in_place_and_out_variants() {
     setup();
+    let _only_us = STRUCTURED_USERS.lock().unwrap_or_else(|e| e.into_inner());
     let (a, b) = (cpu(&[3, 4], 7), cpu(&[4, 2], 8));
     let before = STRUCTURED.load(Ordering::Relaxed);
     let (ta, tb) = (a.to_device(TOY), b.to_device(TOY));
@@ -244,8 +248,42 @@ fn other_ops_fall_back_to_the_cpu_and_come_back() {
 }
 
 #[test]
+fn autocast_on_an_out_of_tree_device_follows_the_cuda_lists() {
+    use oxten::autocast::AutocastGuard;
+    setup();
+    let (a, b) = (cpu(&[4, 5], 11), cpu(&[5, 3], 12));
+    let (ta, tb) = (a.to_device(TOY), b.to_device(TOY));
+    let _amp = AutocastGuard::new(TOY, DType::BF16);
+    // lower_precision_fp on both lists (bmm: the CPU fallback; `mm` would run the backend's own
+    // impl, which another test counts).
+    assert_eq!(ta.unsqueeze(0).bmm(&tb.unsqueeze(0)).dtype(), DType::BF16);
+    let h = ta.to_dtype(DType::BF16);
+    // CUDA's fp32 list has exp (CPU's does not).
+    let e = h.exp();
+    assert_eq!(e.dtype(), DType::F32);
+    assert_eq!(
+        e.cpu().to_vec::<f32>().unwrap(),
+        a.to_dtype(DType::BF16).to_dtype(DType::F32).exp().to_vec::<f32>().unwrap()
+    );
+    // fp32_set_opt_dtype: sum and softmax of a bf16 tensor compute and return f32.
+    assert_eq!(h.sum().dtype(), DType::F32);
+    assert_eq!(h.softmax(1).dtype(), DType::F32);
+    // An explicit dtype is respected.
+    assert_eq!(oxten::sum_with(&h, oxten::options::SumOpts { dtype: Some(DType::BF16) }).dtype(), DType::BF16);
+    // prod: CPU casts to f32, CUDA sets the dtype; both give f32 here.
+    assert_eq!(h.prod().dtype(), DType::F32);
+    // promote: addcmul of bf16 and f32 runs in f32.
+    assert_eq!(h.addcmul(&h, &ta).dtype(), DType::F32);
+    // The CPU list is unchanged meanwhile: a CPU region leaves exp and sum alone.
+    let _cpu = AutocastGuard::new(Device::Cpu, DType::BF16);
+    let hc = a.to_dtype(DType::BF16);
+    assert_eq!((hc.exp().dtype(), hc.sum().dtype()), (DType::BF16, DType::BF16));
+}
+
+#[test]
 fn an_mlp_trains_on_the_toy_device_like_on_the_cpu() {
     setup();
+    let _only_us = STRUCTURED_USERS.lock().unwrap_or_else(|e| e.into_inner());
     let x = cpu(&[8, 5], 4);
     let w1 = cpu(&[5, 6], 5).mul_scalar(0.3);
     let w2 = cpu(&[6, 1], 6).mul_scalar(0.3);

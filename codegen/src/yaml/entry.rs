@@ -109,7 +109,7 @@ pub(crate) fn parse_entry(
             pointwise_check: None,
             pointwise_operands: None,
             pointwise_constants: Vec::new(),
-            autocast: None,
+            autocast: Default::default(),
             positional_defaults: 0,
             doc: None,
         };
@@ -199,7 +199,7 @@ fn read_keys(map: &Mapping, nf: &mut NativeFunction, r: &mut Reporter<'_>) {
             "pointwise_check" => values::string(key, v).map(|s| nf.pointwise_check = Some(s.to_string())),
             "pointwise_operands" => values::string_list(key, v).map(|x| nf.pointwise_operands = Some(x)),
             "pointwise_constants" => values::string_list(key, v).map(|x| nf.pointwise_constants = x),
-            "autocast" => values::autocast_policy(v).map(|p| nf.autocast = Some(p)),
+            "autocast" => values::autocast_policies(v).map(|p| nf.autocast = p),
             "positional_defaults" => values::count(key, v).map(|n| nf.positional_defaults = n),
             "doc" => values::op_doc(v).map(|d| nf.doc = Some(d)),
             "device_guard" | "manual_cpp_binding" => values::boolean(key, v).map(drop),
@@ -314,8 +314,8 @@ fn check_entry(map: &Mapping, nf: &NativeFunction, r: &mut Reporter<'_>) {
         }
         check_constants(nf, r);
     }
-    if let Some(policy) = nf.autocast {
-        check_autocast(nf, policy, r);
+    if !nf.autocast.is_empty() {
+        check_autocast(nf, r);
     }
     check_positional_defaults(nf, r);
     if let Some(doc) = &nf.doc {
@@ -401,7 +401,7 @@ fn check_operand_order(nf: &NativeFunction, order: &[String], r: &mut Reporter<'
 /// The rules of `autocast:`: only functional overloads that take a tensor are autocast (PyTorch
 /// never autocasts in-place or out= variants), and `fp32_set_opt_dtype` needs a first `Tensor`
 /// argument and a `ScalarType? dtype` argument to set.
-fn check_autocast(nf: &NativeFunction, policy: AutocastPolicy, r: &mut Reporter<'_>) {
+fn check_autocast(nf: &NativeFunction, r: &mut Reporter<'_>) {
     let name = nf.func.name.to_string();
     let kind = nf.func.kind();
     if kind != SchemaKind::Functional {
@@ -419,7 +419,7 @@ fn check_autocast(nf: &NativeFunction, policy: AutocastPolicy, r: &mut Reporter<
         r.at_key("autocast", format!("`autocast` needs a Tensor argument to cast, which `{name}` lacks"));
         return;
     }
-    if policy == AutocastPolicy::Fp32SetOptDtype {
+    if nf.autocast.iter().any(|(_, p)| p == AutocastPolicy::Fp32SetOptDtype) {
         let first_is_tensor = args.first().is_some_and(|a| a.ty == Type::Base(BaseTy::Tensor));
         let has_dtype =
             args.iter().any(|a| a.name == "dtype" && a.ty == Type::Optional(Box::new(Type::Base(BaseTy::ScalarType))));

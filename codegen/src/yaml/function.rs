@@ -90,6 +90,56 @@ impl fmt::Display for AutocastPolicy {
     }
 }
 
+/// `autocast:` of one entry: a policy per device type, as PyTorch keeps one list per device
+/// type (`autocast: fp32` sets both; `autocast: {CUDA: fp32}` only CUDA's). Out-of-tree
+/// (PrivateUse1) backends follow the CUDA lists.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct AutocastPolicies {
+    /// The policy on CPU tensors.
+    pub cpu: Option<AutocastPolicy>,
+    /// The policy on CUDA (and PrivateUse1) tensors.
+    pub cuda: Option<AutocastPolicy>,
+}
+
+impl AutocastPolicies {
+    /// The device types an entry may name, in order.
+    pub const DEVICE_TYPES: [&'static str; 2] = ["CPU", "CUDA"];
+
+    /// The same policy on every device type.
+    pub fn everywhere(p: AutocastPolicy) -> AutocastPolicies {
+        AutocastPolicies { cpu: Some(p), cuda: Some(p) }
+    }
+
+    /// Whether no device type has a policy (the Autocast key falls through).
+    pub fn is_empty(&self) -> bool {
+        self.cpu.is_none() && self.cuda.is_none()
+    }
+
+    /// The policy of device type `name` (`CPU` or `CUDA`).
+    pub fn get(&self, name: &str) -> Option<AutocastPolicy> {
+        match name {
+            "CPU" => self.cpu,
+            "CUDA" => self.cuda,
+            _ => None,
+        }
+    }
+
+    /// Sets the policy of device type `name`; false for an unknown name.
+    pub fn set(&mut self, name: &str, p: AutocastPolicy) -> bool {
+        match name {
+            "CPU" => self.cpu = Some(p),
+            "CUDA" => self.cuda = Some(p),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The policies that are set, with their device type.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, AutocastPolicy)> + '_ {
+        Self::DEVICE_TYPES.into_iter().filter_map(|d| self.get(d).map(|p| (d, p)))
+    }
+}
+
 /// One operator entry of `native_functions.yaml`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NativeFunction {
@@ -131,9 +181,9 @@ pub struct NativeFunction {
     /// loop, converted to the compute dtype, rather than operands that take part in type
     /// promotion (PyTorch's `addcmul` casts `value` to the tensors' dtype). `alpha` always is one.
     pub pointwise_constants: Vec<String>,
-    /// `autocast:`, the operator's cast policy under autocast; `None` (the default) makes the
-    /// Autocast key a fallthrough for it.
-    pub autocast: Option<AutocastPolicy>,
+    /// `autocast:`, the operator's cast policy under autocast per device type; none (the
+    /// default) makes the Autocast key a fallthrough for it.
+    pub autocast: AutocastPolicies,
     /// `positional_defaults:`, how many of the leading defaulted positional arguments the short
     /// API forms take positionally (`cat(tensors, dim)`); the rest go in the options struct.
     pub positional_defaults: usize,

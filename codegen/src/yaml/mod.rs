@@ -46,7 +46,7 @@ mod values;
 
 pub use entry::ALLOWED_KEYS;
 pub use error::YamlError;
-pub use function::{AutocastPolicy, DeviceCheck, NativeFunction, OpDoc, Variant};
+pub use function::{AutocastPolicies, AutocastPolicy, DeviceCheck, NativeFunction, OpDoc, Variant};
 pub use group::{group_native_functions, NativeFunctionsGroup};
 pub use load::parse_native_functions;
 pub use loc::Loc;

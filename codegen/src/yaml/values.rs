@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_norway::Value;
 
-use super::function::{AutocastPolicy, DeviceCheck, OpDoc, Variant};
+use super::function::{AutocastPolicies, AutocastPolicy, DeviceCheck, OpDoc, Variant};
 use crate::backend::DispatchKey;
 
 /// A short description of a value's YAML kind, for "found ..." messages.
@@ -97,13 +97,41 @@ pub(crate) fn device_check(v: &Value) -> Result<DeviceCheck, String> {
     }
 }
 
-/// `autocast: lower_precision_fp | fp32 | fp32_set_opt_dtype | promote`.
-pub(crate) fn autocast_policy(v: &Value) -> Result<AutocastPolicy, String> {
+/// One policy name: `lower_precision_fp | fp32 | fp32_set_opt_dtype | promote`.
+fn autocast_policy(v: &Value) -> Result<AutocastPolicy, String> {
     let name = string("autocast", v)?;
     AutocastPolicy::from_name(name).ok_or_else(|| {
         let all: Vec<String> = AutocastPolicy::ALL.iter().map(|p| format!("`{p}`")).collect();
         format!("unknown autocast policy `{name}` (expected one of {})", all.join(", "))
     })
+}
+
+/// `autocast: <policy>` (every device type) or a mapping from device types to policies
+/// (`{CPU: fp32, CUDA: fp32_set_opt_dtype}`; keys may list several types, `CPU, CUDA: fp32`).
+pub(crate) fn autocast_policies(v: &Value) -> Result<AutocastPolicies, String> {
+    let Some(map) = v.as_mapping() else {
+        return autocast_policy(v).map(AutocastPolicies::everywhere);
+    };
+    let mut out = AutocastPolicies::default();
+    for (k, pv) in map {
+        let keys = k.as_str().ok_or("the keys of `autocast` must be device types (`CPU`, `CUDA`)")?;
+        let p = autocast_policy(pv)?;
+        for d in keys.split(',').map(str::trim) {
+            if out.get(d).is_some() {
+                return Err(format!("`autocast` gives device type `{d}` twice"));
+            }
+            if !out.set(d, p) {
+                return Err(format!(
+                    "unknown autocast device type `{d}` (expected {})",
+                    AutocastPolicies::DEVICE_TYPES.map(|d| format!("`{d}`")).join(" or ")
+                ));
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err("`autocast` names no device type".into());
+    }
+    Ok(out)
 }
 
 /// One problem in a `dispatch:` block: the key as written (to find its

@@ -7,6 +7,9 @@
 //! `--bf16` is mixed-precision training as PyTorch users write it: the forward pass and the loss
 //! run in a CPU autocast region (convolutions and linear layers in bfloat16, the loss in f32),
 //! backward runs outside it, and the parameters and their gradients stay f32 ("master weights").
+//! `--f16` does the same in float16, whose narrow range needs loss scaling: the loss goes through
+//! an `oxten::amp::GradScaler` (scaled before backward, gradients unscaled and checked for
+//! inf/NaN before the step, which is skipped when they are not finite).
 //!
 //! ```sh
 //! cargo run --release -p oxten --example train -- --help
@@ -18,6 +21,7 @@ mod progress;
 
 use clap::Parser;
 use digits::{Digits, SplitMix64};
+use oxten::amp::{GradScaler, GradScalerOpts};
 use oxten::autocast::AutocastGuard;
 use oxten::nn::{BatchNorm2d, Conv2d, Dropout, Flatten, Linear, MaxPool2d, Module, ReLU, Sequential};
 use oxten::optim::{AdamOpts, AdamW, CosineAnnealingLr, LrScheduler, Optimizer};
@@ -48,8 +52,11 @@ struct Args {
     #[arg(long)]
     channels_last: bool,
     /// Mixed precision: forward and loss under CPU autocast (bfloat16), f32 weights.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "f16")]
     bf16: bool,
+    /// Mixed precision in float16: CPU autocast to float16 and a GradScaler.
+    #[arg(long)]
+    f16: bool,
     /// Where the model and the plot go [default: target/train].
     #[arg(long)]
     out: Option<PathBuf>,
@@ -79,23 +86,23 @@ fn model() -> Sequential {
         .add(Linear::new(128, 10))
 }
 
-/// A CPU autocast region computing in bfloat16 when `bf16` is set (`torch.autocast("cpu",
-/// dtype=torch.bfloat16, enabled=bf16)`), else nothing.
-fn amp(bf16: bool) -> Option<AutocastGuard> {
-    bf16.then(|| AutocastGuard::new(Device::Cpu, DType::BF16))
+/// A CPU autocast region computing in `dtype` when one is given (`torch.autocast("cpu",
+/// dtype=…)`), else nothing.
+fn amp(dtype: Option<DType>) -> Option<AutocastGuard> {
+    dtype.map(|d| AutocastGuard::new(Device::Cpu, d))
 }
 
-/// Mean loss and accuracy of `net` on `indices` (evaluation mode, no graph; under autocast with
-/// `bf16`).
+/// Mean loss and accuracy of `net` on `indices` (evaluation mode, no graph; under autocast to
+/// `low` when given).
 fn evaluate(
     net: &Sequential,
     data: &Digits,
     indices: &[usize],
     prep: &dyn Fn(Tensor) -> Tensor,
-    bf16: bool,
+    low: Option<DType>,
 ) -> Result<(f64, f64)> {
     oxten::autograd::no_grad(|| {
-        let _amp = amp(bf16);
+        let _amp = amp(low);
         let (x, y) = data.batch(indices);
         let logits = net.forward(&prep(x))?;
         let loss = oxten::try_cross_entropy_loss(&logits, &y)?.item::<f32>()? as f64;
@@ -117,9 +124,17 @@ fn main() -> Result<()> {
         split.test.len(),
         if args.channels_last { "channels_last" } else { "NCHW" }
     );
-    if args.bf16 {
+    let low = if args.bf16 {
         println!("mixed precision: forward and loss under CPU autocast (bfloat16), f32 weights");
-    }
+        Some(DType::BF16)
+    } else if args.f16 {
+        println!("mixed precision: forward and loss under CPU autocast (float16), f32 weights, GradScaler");
+        Some(DType::F16)
+    } else {
+        None
+    };
+    // A no-op unless --f16 (bf16 has f32's range and needs no scaling).
+    let mut scaler = GradScaler::new(GradScalerOpts { enabled: args.f16, ..Default::default() })?;
     let channels_last = args.channels_last;
     let prep = move |x: Tensor| {
         if channels_last {
@@ -148,14 +163,15 @@ fn main() -> Result<()> {
             let (x, y) = data.batch(batch);
             let (logits, loss) = {
                 // Forward and loss in the autocast region; backward outside it.
-                let _amp = amp(args.bf16);
+                let _amp = amp(low);
                 let logits = net.forward(&prep(x))?;
                 let loss = oxten::try_cross_entropy_loss(&logits, &y)?;
                 (logits, loss)
             };
             opt.zero_grad();
-            loss.try_backward()?;
-            opt.step()?;
+            scaler.scale(&loss)?.try_backward()?;
+            scaler.step(&mut opt)?;
+            scaler.update()?;
             let l = loss.item::<f32>()? as f64;
             sum_loss += l * batch.len() as f64;
             let pred = logits.detach().try_argmax(Some(1), false)?;
@@ -164,7 +180,7 @@ fn main() -> Result<()> {
         }
         sched.step(&mut opt)?;
         net.eval();
-        let (tl, ta) = evaluate(&net, &data, &split.test, &prep, args.bf16)?;
+        let (tl, ta) = evaluate(&net, &data, &split.test, &prep, low)?;
         let dt = t0.elapsed();
         times.push(dt.as_secs_f64());
         train_loss.push(sum_loss / order.len() as f64);

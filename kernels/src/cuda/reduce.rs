@@ -24,11 +24,11 @@ pub struct RowOp {
     pub name: &'static str,
     /// The accumulator's start value.
     pub init: &'static str,
-    /// `a` after one more element `x`.
+    /// `a` after one more element `x` (`m` is the row's auxiliary value, `c0` the constant).
     pub step: &'static str,
     /// Two partial accumulators `a` and `b` combined.
     pub combine: &'static str,
-    /// The result from the final `a`.
+    /// The result from the final `a` (`n` is the reduced count, `c0` the constant).
     pub finish: &'static str,
 }
 
@@ -179,7 +179,7 @@ fn row_source(
     let _ = writeln!(s, "__device__ __forceinline__ ACC ox_combine(ACC a, ACC b) {{ return {}; }}", op.combine);
     // A second pass reads partial results: they combine instead of stepping.
     let step = if combine_only { "ox_combine(a, x)" } else { op.step };
-    let _ = writeln!(s, "__device__ __forceinline__ ACC ox_step(ACC a, ACC x, ACC m) {{ return {step}; }}");
+    let _ = writeln!(s, "__device__ __forceinline__ ACC ox_step(ACC a, ACC x, ACC m, double c0) {{ return {step}; }}");
     let finish = if final_pass { op.finish } else { "a" };
     let _ =
         writeln!(s, "__device__ __forceinline__ ACC ox_finish(ACC a, long long n, double c0) {{ return {finish}; }}");
@@ -203,11 +203,11 @@ extern "C" __global__ void ox_kernel(const char* __restrict__ x, char* __restric
     for (long long j = threadIdx.x; j < nv; j += THREADS) {
       W q = w[j];
 #pragma unroll
-      for (int u = 0; u < V; ++u) a = ox_step(a, ox_load<ACC>(q.v[u]), m);
+      for (int u = 0; u < V; ++u) a = ox_step(a, ox_load<ACC>(q.v[u]), m, c0);
     }
-    for (long long i = begin + nv * V + threadIdx.x; i < end; i += THREADS) a = ox_step(a, ox_load<ACC>(p[i]), m);
+    for (long long i = begin + nv * V + threadIdx.x; i < end; i += THREADS) a = ox_step(a, ox_load<ACC>(p[i]), m, c0);
   } else {
-    for (long long i = begin + threadIdx.x; i < end; i += THREADS) a = ox_step(a, ox_load<ACC>(p[i]), m);
+    for (long long i = begin + threadIdx.x; i < end; i += THREADS) a = ox_step(a, ox_load<ACC>(p[i]), m, c0);
   }
   a = ox_block_reduce(a, OxCombine(), ox_init());
   if (threadIdx.x == 0) ((SO*)out)[r] = ox_store<SO>(ox_finish(a, n_final, c0));

@@ -5,7 +5,7 @@ use crate::generated::decls::{
     ArangeCompositeExplicit, ArangeOutCpu, ArangeOutMeta, ArangeStartCompositeExplicit,
     ArangeStartStepCompositeExplicit,
 };
-use crate::iter::{copy_, scalar_type_name};
+use crate::iter::scalar_type_name;
 use oxten_runtime::dtype::{bf16, f16, DEFAULT_FLOAT};
 use oxten_runtime::{ops, DType, Device, Error, Layout, MemoryFormat, Result, Scalar, Tensor};
 
@@ -158,25 +158,40 @@ impl ArangeOutCpu for crate::Cpu {
     /// Resizes `out` to the element count of the range and writes the values in row-major
     /// order, whatever `out`'s strides.
     fn arange_out(start: Scalar, end: Scalar, step: Scalar, out: &Tensor) -> Result<Tensor> {
-        let (size, acc) = plan(start, end, step, out.dtype())?;
-        resize_for(out, size)?;
-        let sizes = out.sizes();
-        let src = match out.dtype() {
-            DType::U8 => Tensor::from_vec(values::<u8>(size, &acc), &sizes)?,
-            DType::I8 => Tensor::from_vec(values::<i8>(size, &acc), &sizes)?,
-            DType::I16 => Tensor::from_vec(values::<i16>(size, &acc), &sizes)?,
-            DType::I32 => Tensor::from_vec(values::<i32>(size, &acc), &sizes)?,
-            DType::I64 => Tensor::from_vec(values::<i64>(size, &acc), &sizes)?,
-            DType::F16 => Tensor::from_vec(values::<f16>(size, &acc), &sizes)?,
-            DType::BF16 => Tensor::from_vec(values::<bf16>(size, &acc), &sizes)?,
-            DType::F32 => Tensor::from_vec(values::<f32>(size, &acc), &sizes)?,
-            DType::F64 => Tensor::from_vec(values::<f64>(size, &acc), &sizes)?,
-            // `plan` has already rejected bool outputs with PyTorch's message.
-            DType::Bool => return Err(Error::dtype("\"arange_cpu\" not implemented for 'Bool'")),
-        };
-        copy_(out, &src)?;
-        Ok(out.clone())
+        arange_into(start, end, step, out)
     }
+}
+
+/// On CUDA the values are computed on the host, exactly as on the CPU, and copied into `out`
+/// in one transfer (a range is small next to the work that uses it).
+#[cfg(feature = "cuda")]
+impl crate::generated::decls::ArangeOutCuda for crate::Cuda {
+    fn arange_out(start: Scalar, end: Scalar, step: Scalar, out: &Tensor) -> Result<Tensor> {
+        arange_into(start, end, step, out)
+    }
+}
+
+/// The range's values written into `out` (any device: `copy_` uploads them).
+fn arange_into(start: Scalar, end: Scalar, step: Scalar, out: &Tensor) -> Result<Tensor> {
+    let (size, acc) = plan(start, end, step, out.dtype())?;
+    resize_for(out, size)?;
+    let sizes = out.sizes();
+    let src = match out.dtype() {
+        DType::U8 => Tensor::from_vec(values::<u8>(size, &acc), &sizes)?,
+        DType::I8 => Tensor::from_vec(values::<i8>(size, &acc), &sizes)?,
+        DType::I16 => Tensor::from_vec(values::<i16>(size, &acc), &sizes)?,
+        DType::I32 => Tensor::from_vec(values::<i32>(size, &acc), &sizes)?,
+        DType::I64 => Tensor::from_vec(values::<i64>(size, &acc), &sizes)?,
+        DType::F16 => Tensor::from_vec(values::<f16>(size, &acc), &sizes)?,
+        DType::BF16 => Tensor::from_vec(values::<bf16>(size, &acc), &sizes)?,
+        DType::F32 => Tensor::from_vec(values::<f32>(size, &acc), &sizes)?,
+        DType::F64 => Tensor::from_vec(values::<f64>(size, &acc), &sizes)?,
+        // `plan` has already rejected bool outputs with PyTorch's message.
+        DType::Bool => return Err(Error::dtype("\"arange_cpu\" not implemented for 'Bool'")),
+    };
+    // Through the dispatcher, which copies across devices.
+    out.try_copy_(&src)?;
+    Ok(out.clone())
 }
 
 impl ArangeOutMeta for crate::Meta {

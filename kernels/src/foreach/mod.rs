@@ -10,6 +10,9 @@
 //! The fused loops read and write through raw pointers: the output list may alias an input
 //! (`_foreach_mul_(xs, xs)`), which rules out slices, and chunks of one tensor never overlap.
 
+#[cfg(feature = "cuda")]
+mod cuda;
+
 use crate::generated::decls::{
     ForeachAddListInplaceCpu, ForeachAddScalarInplaceCpu, ForeachAddcdivScalarInplaceCpu,
     ForeachAddcmulScalarInplaceCpu, ForeachDivScalarInplaceCpu, ForeachLerpScalarInplaceCpu, ForeachMulListInplaceCpu,

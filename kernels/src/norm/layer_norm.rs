@@ -57,14 +57,14 @@ pub(super) fn check_inputs(
 }
 
 /// The shape of `mean` and `rstd`: the leading dims, then 1 for each normalized dim.
-fn stat_shape(input: &Tensor, k: usize) -> Vec<i64> {
+pub(super) fn stat_shape(input: &Tensor, k: usize) -> Vec<i64> {
     let sizes = input.sizes();
     let axis = sizes.len() - k;
     sizes[..axis].iter().copied().chain(std::iter::repeat_n(1, k)).collect()
 }
 
 /// The forward pass's checks, in PyTorch's order: mixed dtypes, shapes, then the dtype.
-fn plan(
+pub(super) fn plan(
     input: &Tensor,
     normalized_shape: &[i64],
     weight: Option<&Tensor>,
@@ -224,12 +224,12 @@ impl LayerNormCpuCpu for Cpu {
 // ---------------------------------------------------------------------------------------------
 
 /// The dtype of the weight and bias gradients: the parameters', else the input's.
-fn grad_param_dtype(input: &Tensor, weight: Option<&Tensor>, bias: Option<&Tensor>) -> DType {
+pub(super) fn grad_param_dtype(input: &Tensor, weight: Option<&Tensor>, bias: Option<&Tensor>) -> DType {
     weight.or(bias).map_or(input.dtype(), Tensor::dtype)
 }
 
 #[allow(clippy::too_many_arguments)]
-fn back_plan(
+pub(super) fn back_plan(
     grad_out: &Tensor,
     input: &Tensor,
     normalized_shape: &[i64],

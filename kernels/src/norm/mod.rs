@@ -21,6 +21,8 @@
 //! and then the statistics outputs are f32 too.
 
 mod batch_norm;
+#[cfg(feature = "cuda")]
+mod cuda;
 mod group_norm;
 mod layer_norm;
 mod rms_norm;

@@ -1,8 +1,9 @@
-//! `clamp` on CUDA: NaN-propagating `min(max(x, lo), hi)` with either bound optional, one
-//! pointwise kernel per combination of bounds.
+//! Pointwise operators with hand-picked CUDA expressions: `clamp` (NaN-propagating
+//! `min(max(x, lo), hi)` with either bound optional, one kernel per combination of bounds) and
+//! `gelu` (one kernel per approximation, the string argument choosing).
 
 use crate::cuda::pointwise::{launch_pointwise, PointwiseKernel};
-use crate::generated::decls::ClampOutCuda;
+use crate::generated::decls::{ClampOutCuda, GeluOutCuda};
 use crate::iter::TensorIterator;
 use crate::Cuda;
 use oxten_runtime::{DType, Result, Scalar, Tensor};
@@ -32,5 +33,17 @@ impl ClampOutCuda for Cuda {
                 Err(oxten_runtime::Error::value("torch.clamp: At least one of 'min' or 'max' must not be None"))
             }
         }
+    }
+}
+
+static GELU: PointwiseKernel =
+    PointwiseKernel { op: "gelu.out", expr: "ox_gelu(a1)", arity: 1, float_only: true, bool_ok: false };
+static GELU_TANH: PointwiseKernel =
+    PointwiseKernel { op: "gelu.out", expr: "ox_gelu_tanh(a1)", arity: 1, float_only: true, bool_ok: false };
+
+impl GeluOutCuda for Cuda {
+    fn gelu_out(iter: &TensorIterator, _self: &Tensor, approximate: &str) -> Result<()> {
+        let k = if super::gelu_uses_tanh(approximate)? { &GELU_TANH } else { &GELU };
+        launch_pointwise(iter, k, &[])
     }
 }

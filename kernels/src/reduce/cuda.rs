@@ -1,6 +1,6 @@
 //! The reductions on CUDA, over the row-reduction kernels of [`crate::cuda::reduce`]: `sum`,
 //! `mean`, `prod`, `amax`, `amin`, `all`, `any`, `var`, `std`, and the arg-reductions
-//! `max.dim`, `min.dim`, `argmax`, `argmin`; and `cumsum`. Shapes, dtypes and checks come from the same meta
+//! `max.dim`, `min.dim`, `argmax`, `argmin`; `linalg_vector_norm`; and `cumsum`. Shapes, dtypes and checks come from the same meta
 //! functions as on the CPU.
 
 use super::allany::Dims;
@@ -12,8 +12,8 @@ use crate::cuda::reduce::{
 };
 use crate::generated::decls::{
     AllAllOutCuda, AllDimsOutCuda, AllOutCuda, AmaxOutCuda, AminOutCuda, AnyAllOutCuda, AnyDimsOutCuda, AnyOutCuda,
-    ArgmaxOutCuda, ArgminOutCuda, CumsumOutCuda, MaxOutCuda, MeanOutCuda, MinOutCuda, ProdCuda, ProdOutCuda, StdCuda,
-    StdOutCuda, SumOutCuda, VarCuda, VarOutCuda,
+    ArgmaxOutCuda, ArgminOutCuda, CumsumOutCuda, LinalgVectorNormOutCuda, MaxOutCuda, MeanOutCuda, MinOutCuda,
+    ProdCuda, ProdOutCuda, StdCuda, StdOutCuda, SumOutCuda, VarCuda, VarOutCuda,
 };
 use crate::iter::{copy_stub, to_dtype};
 use crate::Cuda;
@@ -51,6 +51,61 @@ static STD: RowOp = RowOp {
     combine: "a + b",
     finish: "ox_sqrt(a / ACC(fmax(0.0, double(n) - c0)))",
 };
+
+/// `linalg_vector_norm` by `ord` (as on the CPU): the count of non-zeros, `Σ|x|`, `sqrt(Σx²)`,
+/// the largest or smallest `|x|` (NaN propagates), and `(Σ|x|^p)^(1/p)` with `p` in `c0`.
+static NORM_ZERO: RowOp =
+    RowOp { name: "linalg_vector_norm", init: "ACC(0)", step: "a + ACC(x != ACC(0))", combine: "a + b", finish: "a" };
+static NORM_ONE: RowOp =
+    RowOp { name: "linalg_vector_norm", init: "ACC(0)", step: "a + ox_abs(x)", combine: "a + b", finish: "a" };
+static NORM_TWO: RowOp =
+    RowOp { name: "linalg_vector_norm", init: "ACC(0)", step: "a + x * x", combine: "a + b", finish: "ox_sqrt(a)" };
+static NORM_INF: RowOp = RowOp {
+    name: "linalg_vector_norm",
+    init: "ACC(0)",
+    step: "ox_max(a, ox_abs(x))",
+    combine: "ox_max(a, b)",
+    finish: "a",
+};
+static NORM_NEG_INF: RowOp = RowOp {
+    name: "linalg_vector_norm",
+    init: "OxLimits<ACC>::highest()",
+    step: "ox_min(a, ox_abs(x))",
+    combine: "ox_min(a, b)",
+    finish: "a",
+};
+static NORM_P: RowOp = RowOp {
+    name: "linalg_vector_norm",
+    init: "ACC(0)",
+    step: "a + ox_pow(ox_abs(x), ACC(c0))",
+    combine: "a + b",
+    finish: "ox_pow(a, ACC(1.0 / c0))",
+};
+
+impl LinalgVectorNormOutCuda for Cuda {
+    fn linalg_vector_norm_out(
+        self_: &Tensor,
+        ord: Scalar,
+        dim: Option<&[i64]>,
+        _keepdim: bool,
+        _dtype: Option<DType>,
+        out: &Tensor,
+    ) -> Result<()> {
+        let p = ord.to_f64();
+        let op = match p {
+            0.0 => &NORM_ZERO,
+            1.0 => &NORM_ONE,
+            2.0 => &NORM_TWO,
+            f64::INFINITY => &NORM_INF,
+            f64::NEG_INFINITY => &NORM_NEG_INF,
+            _ => &NORM_P,
+        };
+        // Converted to the result dtype first, as on the CPU; half types accumulate in f32.
+        let input = to_dtype(self_, out.dtype())?;
+        let mask = reduced_mask(input.dim(), dim)?;
+        reduce_into(&input, &mask, out, op, value_acc(out.dtype()), None, p)
+    }
+}
 
 impl SumOutCuda for Cuda {
     fn sum_out(self_: &Tensor, dim: Option<&[i64]>, _keepdim: bool, _dtype: Option<DType>, out: &Tensor) -> Result<()> {

@@ -16,6 +16,12 @@
 //! [`MAX_REENTRANT_INLINE_DEPTH`] levels it continues on a fresh thread (with the caller's
 //! thread-local state) so that deep nesting does not overflow the stack, up to
 //! [`MAX_REENTRANT_DEPTH`] levels in all.
+//!
+//! CUDA nodes run on the stream their forward ran on (recorded in the node when its CUDA outputs
+//! were recorded), with the ordering PyTorch's engine gives: a gradient handed to a node on
+//! another stream makes that stream wait for the producer's (and keeps the gradient's memory from
+//! being reused meanwhile), and before `backward` returns the caller's current streams wait for
+//! every stream the pass used; no device-wide synchronisation.
 
 use super::functions::{GraphRoot, Identity};
 use super::mode::{is_anomaly_enabled, GradModeGuard, ThreadLocalState};
@@ -197,6 +203,9 @@ struct GraphTask {
     captured: Vec<Option<Tensor>>,
     queue: BinaryHeap<NodeTask>,
     pushed: u64,
+    /// The CUDA streams the pass's nodes ran on (the caller waits for them at the end).
+    #[cfg(feature = "cuda")]
+    streams: Vec<crate::cuda::Stream>,
 }
 
 impl GraphTask {
@@ -397,7 +406,49 @@ fn annotate_anomaly(e: Error, node: &dyn Node) -> Error {
     e
 }
 
+/// CUDA streams in backward (PyTorch's rule): a node runs on the stream its forward ran on, a
+/// gradient handed to a node on another stream makes that stream wait for the producer's, and
+/// the caller's stream waits for every stream the pass used before `backward` returns.
+#[cfg(feature = "cuda")]
+mod streams {
+    use super::*;
+    use crate::cuda::{current_stream, record_stream, Stream};
+
+    /// Orders `consumer`'s stream after `producer`'s (the caller's current stream when the
+    /// producer has none) before it reads `grad`, and keeps `grad`'s memory from being reused on
+    /// the producer's stream while the consumer may still read it.
+    pub(super) fn hand_over(producer: Option<Stream>, consumer: &dyn Node, grad: &Tensor) -> Result<()> {
+        let Some(c) = consumer.base().stream() else { return Ok(()) };
+        if grad.device() != c.device() {
+            return Ok(());
+        }
+        let p = producer.filter(|p| p.device() == c.device()).unwrap_or_else(|| current_stream(c.device()));
+        if p != c {
+            c.wait_stream(p)?;
+            record_stream(grad.storage().data_ptr(), grad.device(), c);
+        }
+        Ok(())
+    }
+
+    /// Makes the caller's current streams wait for every stream in `used`.
+    pub(super) fn join(used: &[Stream]) -> Result<()> {
+        for s in used {
+            current_stream(s.device()).wait_stream(*s)?;
+        }
+        Ok(())
+    }
+}
+
 fn evaluate_function(task: &mut GraphTask, node: Arc<dyn Node>, mut inputs: Vec<Option<Tensor>>) -> Result<()> {
+    #[cfg(feature = "cuda")]
+    let stream = node.base().stream();
+    #[cfg(feature = "cuda")]
+    let _on_stream = stream.map(|s| {
+        if !task.streams.contains(&s) {
+            task.streams.push(s);
+        }
+        crate::cuda::StreamGuard::new(s)
+    });
     call_tensor_pre_hooks(&node, &mut inputs)?;
     if !task.exec_info.is_empty() {
         let info = task.exec_info.get(&node_id(&node)).cloned().unwrap_or_default();
@@ -468,6 +519,10 @@ fn evaluate_function(task: &mut GraphTask, node: Arc<dyn Node>, mut inputs: Vec<
         }
         if !task.exec_info.is_empty() && !task.exec_info.get(&id).is_some_and(ExecInfo::should_execute) {
             continue;
+        }
+        #[cfg(feature = "cuda")]
+        if let Some(g) = g.as_ref() {
+            streams::hand_over(stream, &**next, g)?;
         }
         let buf = task.not_ready.entry(id).or_insert_with(|| InputBuffer::new(next.base().num_inputs()));
         buf.add(e.input_nr, g)?;
@@ -565,11 +620,20 @@ fn execute_inline(
         captured: vec![None; outputs.len()],
         queue: BinaryHeap::new(),
         pushed: 0,
+        #[cfg(feature = "cuda")]
+        streams: Vec::new(),
     };
+    #[cfg(feature = "cuda")]
+    for g in root_inputs.iter().flatten() {
+        // The root gradients were made on the caller's stream.
+        streams::hand_over(None, &*root, g)?;
+    }
     task.push(root, root_inputs);
     while let Some(t) = task.queue.pop() {
         evaluate_function(&mut task, t.node, t.inputs)?;
     }
+    #[cfg(feature = "cuda")]
+    streams::join(&task.streams)?;
     Ok(task.captured)
 }
 

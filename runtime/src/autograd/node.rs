@@ -161,6 +161,10 @@ pub struct NodeBase {
     self_weak: OnceLock<Weak<dyn Node>>,
     hooks: OnceLock<Box<NodeHooks>>,
     anomaly: Option<Box<AnomalyMetadata>>,
+    /// The stream that was current when the node's first CUDA output was recorded: backward runs
+    /// the node there (PyTorch's rule), so it needs no device-wide synchronisation.
+    #[cfg(feature = "cuda")]
+    stream: OnceLock<crate::cuda::Stream>,
 }
 
 impl NodeBase {
@@ -196,6 +200,8 @@ impl NodeBase {
             self_weak: OnceLock::new(),
             hooks: OnceLock::new(),
             anomaly,
+            #[cfg(feature = "cuda")]
+            stream: OnceLock::new(),
         }
     }
 
@@ -226,8 +232,24 @@ impl NodeBase {
     fn metadata(&self) -> MutexGuard<'_, Vec<Option<InputMetadata>>> {
         self.input_metadata.lock().unwrap_or_else(|e| e.into_inner())
     }
+    /// The stream backward runs this node on: the current stream of its forward outputs' CUDA
+    /// device when they were recorded; `None` for nodes without CUDA outputs.
+    #[cfg(feature = "cuda")]
+    pub fn stream(&self) -> Option<crate::cuda::Stream> {
+        self.stream.get().copied()
+    }
+
+    #[cfg(feature = "cuda")]
+    fn note_stream(&self, md: &InputMetadata) {
+        if matches!(md.device, Device::Cuda(_)) {
+            self.stream.get_or_init(|| crate::cuda::current_stream(md.device));
+        }
+    }
+
     /// Records the metadata of forward output `i`.
     pub fn set_input_metadata(&self, i: usize, md: InputMetadata) {
+        #[cfg(feature = "cuda")]
+        self.note_stream(&md);
         let mut m = self.metadata();
         if m.len() <= i {
             m.resize(i + 1, None);
@@ -236,6 +258,8 @@ impl NodeBase {
     }
     /// Appends metadata for the next forward output and returns its index.
     pub fn add_input_metadata(&self, md: InputMetadata) -> usize {
+        #[cfg(feature = "cuda")]
+        self.note_stream(&md);
         let mut m = self.metadata();
         m.push(Some(md));
         m.len() - 1

@@ -61,6 +61,33 @@ impl Stream {
     }
 }
 
+impl Stream {
+    /// Makes future work on this stream wait for the work queued on `other` so far
+    /// (`stream.wait_stream(other)`); nothing to do when they are the same stream.
+    pub fn wait_stream(&self, other: Stream) -> Result<()> {
+        if *self == other {
+            return Ok(());
+        }
+        context(other.device)?;
+        let ev = drv::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+            .map_err(|e| driver_error("cuEventCreate", e))?;
+        // SAFETY: `ev` is a live event of this context and both streams are live streams of their
+        // devices; destroying an event after a wait on it was queued is allowed (the wait keeps
+        // what it needs).
+        unsafe {
+            let r = drv::event::record(ev, other.raw()).map_err(|e| driver_error("cuEventRecord", e)).and_then(|()| {
+                context(self.device)?;
+                drv::stream::wait_event(self.raw(), ev, sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT)
+                    .map_err(|e| driver_error("cuStreamWaitEvent", e))
+            });
+            if context(other.device).is_ok() {
+                let _ = drv::event::destroy(ev);
+            }
+            r
+        }
+    }
+}
+
 thread_local! {
     static CURRENT: Cell<[u64; MAX_DEVICES]> = const { Cell::new([0; MAX_DEVICES]) };
 }
