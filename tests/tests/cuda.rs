@@ -1100,6 +1100,8 @@ mod gpu {
         };
         a.synchronize().unwrap();
         b.synchronize().unwrap();
+        // Two producers on two streams feed one consumer, with no synchronisation by hand: `w`'s
+        // gradient is the sum of a matmul chain's (stream a) and a pointwise chain's (stream b).
         ya.add(&yb).sum().backward();
         // The reference in f64: the GPU's f32 products of 512 terms differ from any other order by
         // rounding only, while a missing stream order would give wrong values, not rounding.

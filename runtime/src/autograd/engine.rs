@@ -520,10 +520,17 @@ fn evaluate_function(task: &mut GraphTask, node: Arc<dyn Node>, mut inputs: Vec<
         if !task.exec_info.is_empty() && !task.exec_info.get(&id).is_some_and(ExecInfo::should_execute) {
             continue;
         }
+        // The gradient is summed into the consumer's buffer on the consumer's stream, which has
+        // waited for every producer so far (a sum on this node's stream could read another
+        // producer's gradient before that producer's stream wrote it).
         #[cfg(feature = "cuda")]
-        if let Some(g) = g.as_ref() {
-            streams::hand_over(stream, &**next, g)?;
-        }
+        let _on_consumer_stream = match g.as_ref() {
+            Some(g) => {
+                streams::hand_over(stream, &**next, g)?;
+                next.base().stream().map(crate::cuda::StreamGuard::new)
+            }
+            None => None,
+        };
         let buf = task.not_ready.entry(id).or_insert_with(|| InputBuffer::new(next.base().num_inputs()));
         buf.add(e.input_nr, g)?;
         if ready {
