@@ -846,7 +846,13 @@ mod gpu {
                 let mut opt = AdamW::new(params.clone(), opts).unwrap();
                 for step in 0..5 {
                     for (i, p) in params.iter().enumerate() {
-                        p.set_grad(Some(rand(&p.sizes(), DType::F32, 100 * step + i as u64).to_device(dev)));
+                        let g = if i == 0 {
+                            // A transposed (strided) gradient, as a transposed weight's.
+                            rand(&[33, 64], DType::F32, 100 * step).t()
+                        } else {
+                            rand(&p.sizes(), DType::F32, 100 * step + i as u64)
+                        };
+                        p.set_grad(Some(g.to_device(dev)));
                     }
                     opt.step().unwrap();
                 }

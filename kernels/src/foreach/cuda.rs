@@ -93,6 +93,10 @@ fn fused_adam(
     found_inf: Option<&Tensor>,
 ) -> Result<()> {
     check_lists(op, &[params, grads, exp_avgs, exp_avg_sqs])?;
+    // Gradients are only read: a strided one (a transposed weight's) is made contiguous, as on
+    // the CPU.
+    let grads: Vec<Tensor> = grads.iter().map(Tensor::try_contiguous).collect::<Result<_>>()?;
+    let grads = &grads[..];
     if h.amsgrad {
         check_lists(op, &[params, max_exp_avg_sqs])?;
     }
