@@ -458,4 +458,21 @@ case("pairwise_distance", lambda a, b: F.pairwise_distance(a, b, eps=0.0), [t((5
 case("pairwise_distance", F.pairwise_distance, [t((1, 2), I64), t((1, 2), I64)])
 case("pairwise_distance", F.pairwise_distance, [t(()), t(())])
 
+
+def cos_grads(a, b, eps=1e-8):
+    """The gradients of cosine_similarity(a, b).sum() (PyTorch clamps the norms below eps but
+    passes the gradient through the clamp)."""
+    a, b = a.clone().requires_grad_(), b.clone().requires_grad_()
+    F.cosine_similarity(a, b, eps=eps).sum().backward()
+    return a.grad, b.grad
+
+
+case("cosine_similarity_grad", lambda a, b: cos_grads(a, b, 0.5),
+     [v(torch.tensor([[1e-5, 0.0], [3.0, 4.0]], dtype=F64)), v(torch.tensor([[0.2, 0.1], [0.3, -0.4]], dtype=F64))],
+     eps=0.5)
+case("cosine_similarity_grad", cos_grads,
+     [v(torch.tensor([[1e-9, 2e-9, -1e-9], [1.0, 2.0, 3.0]], dtype=F64)),
+      v(torch.tensor([[0.5, 0.1, 0.3], [1e-10, 0.0, 1e-10]], dtype=F64))])
+case("cosine_similarity_grad", cos_grads, [t((3, 4), F64), t((3, 4), F64)])
+
 g.save()

@@ -156,4 +156,19 @@ for name in ["hardswish_backward", "hardsigmoid_backward"]:
     case(name, fn, [t((4,), F32), v([-3.0, 3.0, -3.5, 3.5])])
     case(name, fn, [t((3,), I64), t((3,), I64)])
 
+
+# ---- gradients of clamp with tensor bounds, at ties and with min > max ----
+def clamp_grads(x, lo=None, hi=None):
+    ins = [a.clone().requires_grad_() if a is not None else None for a in (x, lo, hi)]
+    torch.clamp(*ins).sum().backward()
+    return tuple(a.grad if a.grad is not None else torch.zeros_like(a) for a in ins if a is not None)
+
+
+X, LO, HI = [1.0, 2.0, 3.0, 5.0, 0.5, 4.0], [1.0, 0.0, 4.0, 6.0, 0.0, 2.0], [3.0, 2.0, 4.0, 5.5, 1.0, 2.0]
+case("clamp_tensor_grad", clamp_grads, [v(X, F64), v(LO, F64), v(HI, F64)], has_min=1, has_max=1)
+case("clamp_tensor_grad", lambda x, lo: clamp_grads(x, lo), [v(X, F64), v(LO, F64)], has_min=1)
+case("clamp_tensor_grad", lambda x, hi: clamp_grads(x, None, hi), [v(X, F64), v(HI, F64)], has_max=1)
+case("clamp_tensor_grad", clamp_grads, [v([[1.0, 2.0], [0.0, 3.0]], F64), v([1.0], F64), v([2.0, 2.5], F64)],
+     has_min=1, has_max=1)
+
 g.save()

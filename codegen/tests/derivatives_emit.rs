@@ -387,3 +387,45 @@ fn formula_lines_name_their_derivatives_yaml_line() {
     assert!(lines.len() > 1, "expected the formula to be split over lines: {lines:#?}");
     assert!(lines.iter().all(|l| l.ends_with("// derivatives.yaml:2")), "{lines:#?}");
 }
+
+#[test]
+fn foreach_ops_differentiate_through_their_per_tensor_op() {
+    let native = format!(
+        "{NATIVE}\
+- func: _foreach_mul_.List(Tensor(a!)[] self, Tensor[] other) -> ()
+  dispatch:
+    CPU: foreach_mul_list_
+- func: _foreach_exp(Tensor[] self) -> Tensor[]
+  dispatch:
+    CPU: foreach_exp
+- func: _foreach_total.Scalar(Tensor[] self, *, ScalarType? dtype=None) -> Tensor[]
+  per_tensor: sum
+  dispatch:
+    CPU: foreach_total
+"
+    );
+    let g = generate_from_strs(&native, "native_functions.yaml", Some((DERIVATIVES, "derivatives.yaml")))
+        .unwrap_or_else(|e| panic!("{}", e.join("\n")));
+    let text = g.get("autograd.rs");
+    let squash = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    // In place: lists checked, every write checked before the first, then mul_'s own kernel.
+    assert!(squash.contains("fn _foreach_mul_list_inplace_autograd(self_: &[Tensor], other: &[Tensor]) -> Result<()>"));
+    assert!(squash.contains("check_inplace(&self_[i], self_[i].requires_grad() || other[i].requires_grad())?;"));
+    assert!(squash.contains("mul_inplace_autograd(&self_[i], &other[i])?;"), "{text}");
+    // Out of place: the per-tensor kernel per index; `per_tensor:` picks `sum`, dtype by name.
+    assert!(squash.contains("(0..self_.len()).map(|i| exp_autograd(&self_[i])).collect()"), "{text}");
+    assert!(squash.contains("(0..self_.len()).map(|i| sum_autograd(&self_[i], dtype)).collect()"), "{text}");
+    assert!(squash.contains("ops::_foreach_exp::OP.register(DispatchKey::Autograd, _foreach_exp_autograd);"));
+
+    // No per-tensor operator that lines up: an error naming the entry and the way out.
+    let bad = format!(
+        "{NATIVE}\
+- func: _foreach_exp.Scalar(Tensor[] self, Scalar s) -> Tensor[]
+  dispatch:
+    CPU: foreach_exp_scalar
+"
+    );
+    let e = generate_from_strs(&bad, "native_functions.yaml", Some((DERIVATIVES, "derivatives.yaml"))).unwrap_err();
+    expect![[r#"native_functions.yaml:39: `_foreach_exp.Scalar`: no overload of `exp` takes its arguments one tensor at a time, so its derivative cannot be derived; name the per-tensor operator with `per_tensor:`"#]]
+        .assert_eq(&e.join("\n"));
+}

@@ -234,7 +234,7 @@ fn unknown_key() {
   dispatchh:
     CPU: relu
 ",
-        expect!["native_functions.yaml:3: in `relu`: unknown key `dispatchh` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, pointwise_operands, pointwise_constants, autogen, python_module, manual_cpp_binding, autocast, positional_defaults, doc)"],
+        expect!["native_functions.yaml:3: in `relu`: unknown key `dispatchh` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, pointwise_operands, pointwise_constants, autogen, python_module, manual_cpp_binding, autocast, positional_defaults, per_tensor, doc)"],
     );
 }
 
@@ -553,7 +553,7 @@ fn all_errors_are_collected_and_sorted() {
 ",
         expect![[r#"
             native_functions.yaml:2: in `b`: `structured_delegate` names `missing.out`, which is not defined in this file
-            native_functions.yaml:4: in `a`: unknown key `colour` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, pointwise_operands, pointwise_constants, autogen, python_module, manual_cpp_binding, autocast, positional_defaults, doc)
+            native_functions.yaml:4: in `a`: unknown key `colour` (allowed keys: func, variants, dispatch, structured, structured_delegate, structured_inherits, precomputed, tags, device_check, device_guard, pointwise, pointwise_check, pointwise_operands, pointwise_constants, autogen, python_module, manual_cpp_binding, autocast, positional_defaults, per_tensor, doc)
             native_functions.yaml:5: in `c`: invalid schema `c(Tensor self) -> Tensr`: column 19: unknown type `Tensr` (known types: Tensor, int, SymInt, float, bool, str, Scalar, ScalarType, Layout, Device, MemoryFormat, Generator, Dimname, Stream, Storage)
             native_functions.yaml:6: in `b`: `b` without an overload name is already used by the entry at native_functions.yaml:1; overload names must be unique"#]],
     );
@@ -736,4 +736,17 @@ fn docs_are_shared_by_the_overloads_without_one() {
     assert_eq!(doc(1).unwrap().inherited_from.as_deref(), Some("add.Tensor"));
     assert_eq!(doc(2).unwrap().summary, "Adds a number.");
     assert!(doc(3).is_none());
+}
+
+#[test]
+fn per_tensor_is_only_for_foreach_ops() {
+    check(
+        "\
+- func: relu(Tensor self) -> Tensor
+  per_tensor: sigmoid
+  dispatch:
+    CPU: relu
+",
+        expect!["native_functions.yaml:2: in `relu`: `per_tensor` names the per-tensor operator of a `_foreach_*` operator, and `relu` is not one"],
+    );
 }

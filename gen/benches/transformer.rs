@@ -54,14 +54,17 @@ fn encoder_layer(c: &mut Criterion) {
             black_box(grad_with(&[&y], &inputs, opts).unwrap())
         })
     });
-    for fused in [false, true] {
+    for (name, fused, foreach) in [
+        ("adamw_step_gpt_params_single_tensor", false, false),
+        ("adamw_step_gpt_params_foreach", false, true),
+        ("adamw_step_gpt_params_fused", true, false),
+    ] {
         let params: Vec<Tensor> =
             gpt_shapes().iter().enumerate().map(|(i, s)| fill(s, i as i64).requires_grad_(true)).collect();
         for (i, p) in params.iter().enumerate() {
             p.set_grad(Some(fill(&p.sizes(), 100 + i as i64)));
         }
-        let mut opt = AdamW::new(params, AdamOpts { lr: 1e-3, fused, ..AdamOpts::adamw() }).unwrap();
-        let name = if fused { "adamw_step_gpt_params_fused" } else { "adamw_step_gpt_params_single_tensor" };
+        let mut opt = AdamW::new(params, AdamOpts { lr: 1e-3, fused, foreach, ..AdamOpts::adamw() }).unwrap();
         g.bench_function(name, |b| b.iter(|| opt.step().unwrap()));
     }
     g.finish();

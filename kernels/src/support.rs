@@ -1,6 +1,6 @@
 //! Checks and names shared by kernels (generated and hand-written).
 
-use oxten_runtime::{DType, Error, Result, Scalar};
+use oxten_runtime::{DType, Error, Result, Scalar, Tensor};
 
 /// PyTorch's `alpha_check`: a boolean `alpha` only for boolean results, and no floating `alpha`
 /// for integral (or boolean) results.
@@ -60,6 +60,19 @@ pub fn format_g(v: f64) -> String {
     } else {
         trim(&format!("{v:.*}", (5 - exp) as usize))
     }
+}
+
+/// The value of a one-element tensor as a Scalar of its category (`Tensor::item`).
+pub fn item_scalar(t: &Tensor) -> Result<Scalar> {
+    use crate::iter::to_dtype;
+    if t.numel() != 1 {
+        return Err(Error::value(format!("a Tensor with {} elements cannot be converted to Scalar", t.numel())));
+    }
+    Ok(match t.dtype() {
+        DType::Bool => Scalar::Bool(to_dtype(t, DType::Bool)?.to_vec::<bool>()?[0]),
+        d if d.is_floating_point() => Scalar::Float(to_dtype(t, DType::F64)?.to_vec::<f64>()?[0]),
+        _ => Scalar::Int(to_dtype(t, DType::I64)?.to_vec::<i64>()?[0]),
+    })
 }
 
 #[cfg(test)]

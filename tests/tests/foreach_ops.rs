@@ -70,6 +70,27 @@ fn foreach_ops_match_the_single_tensor_ops() -> Result<()> {
             t.try_addcdiv_with(&b[i], &c[i], oxten::options::AddcdivOpts { value: half })
         });
         check("zero_", &|x| ops::_foreach_zero_::call(x), &|t, _| oxten::try_zeros_like(t));
+        // Per-index scalars, and a 0-dim tensor factor.
+        let sl = [Scalar::Float(0.5), Scalar::Int(-3), Scalar::Float(2.25)];
+        check("add_.ScalarList", &|x| ops::_foreach_add_scalarlist_::call(x, &sl), &|t, i| t.try_add_scalar(sl[i]));
+        check("mul_.ScalarList", &|x| ops::_foreach_mul_scalarlist_::call(x, &sl), &|t, i| t.try_mul_scalar(sl[i]));
+        check("div_.ScalarList", &|x| ops::_foreach_div_scalarlist_::call(x, &sl), &|t, i| t.try_div_scalar(sl[i]));
+        check("div_.List", &|x| ops::_foreach_div_list_::call(x, &b), &|t, i| t.try_div(&b[i]));
+        let factor = Tensor::scalar(1.75f64);
+        check("mul_.Tensor", &|x| ops::_foreach_mul_::call(x, &factor), &|t, _| t.try_mul(&factor));
+        check("addcmul_.ScalarList", &|x| ops::_foreach_addcmul_scalarlist_::call(x, &b, &c, &sl), &|t, i| {
+            t.try_addcmul_with(&b[i], &c[i], oxten::options::AddcmulOpts { value: sl[i] })
+        });
+        check("addcdiv_.ScalarList", &|x| ops::_foreach_addcdiv_scalarlist_::call(x, &b, &c, &sl), &|t, i| {
+            t.try_addcdiv_with(&b[i], &c[i], oxten::options::AddcdivOpts { value: sl[i] })
+        });
+        let packed = Tensor::from_vec(vec![0.5f32, -3.0, 2.25], &[3])?;
+        check("addcdiv_.Tensor", &|x| ops::_foreach_addcdiv_::call(x, &b, &c, &packed), &|t, i| {
+            t.try_addcdiv_with(&b[i], &c[i], oxten::options::AddcdivOpts { value: sl[i] })
+        });
+        check("addcmul_.Tensor", &|x| ops::_foreach_addcmul_::call(x, &b, &c, &packed), &|t, i| {
+            t.try_addcmul_with(&b[i], &c[i], oxten::options::AddcmulOpts { value: sl[i] })
+        });
         assert_same(&ops::_foreach_sqrt::call(&a)?, &a.iter().map(|t| t.sqrt()).collect::<Vec<_>>(), &what("sqrt"));
         let norms = ops::_foreach_norm_scalar::call(&a, Scalar::Int(2), None)?;
         let want: Vec<Tensor> =
@@ -89,6 +110,18 @@ fn aliasing_lists_versions_and_errors() -> Result<()> {
     assert!(xs.iter().zip(&versions).all(|(t, v)| t.version() > *v), "every tensor's version is bumped");
     let e = ops::_foreach_add_list_::call(&xs, &xs[..2], Scalar::Int(1)).unwrap_err().to_string();
     assert!(e.contains("Tensor lists must have the same number of tensors, got 3 and 2"), "{e}");
+    // PyTorch's messages for the per-index scalar overloads.
+    let e = ops::_foreach_add_scalarlist_::call(&xs, &[Scalar::Int(1)]).unwrap_err().to_string();
+    assert!(e.contains("Tensor list must have same number of elements as scalar list."), "{e}");
+    let e = ops::_foreach_mul_::call(&xs, &Tensor::from_vec(vec![1.0f32, 2.0], &[2])?).unwrap_err().to_string();
+    assert!(e.contains("scalar tensor expected to be 0 dim but it has 1 dimensions and 2 elements."), "{e}");
+    let e =
+        ops::_foreach_addcdiv_::call(&xs, &xs, &xs, &Tensor::from_vec(vec![1.0f32; 2], &[2])?).unwrap_err().to_string();
+    assert!(e.contains("Expected length of scalars to match input of length 3 but got 2 instead."), "{e}");
+    let e = ops::_foreach_addcdiv_::call(&xs, &xs, &xs, &Tensor::from_vec(vec![1.0f32; 3], &[3, 1])?)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("Expected packed scalar Tensor to be of dimension 1. Got 2 instead."), "{e}");
     let mut swapped = xs.clone();
     swapped.swap(1, 2);
     let e = ops::_foreach_add_list_::call(&xs, &swapped, Scalar::Int(1)).unwrap_err().to_string();
@@ -111,5 +144,100 @@ fn clip_grad_norm_scales_to_the_max_norm() -> Result<()> {
     // A norm already under the limit is left alone.
     let again = oxten::nn::clip_grad_norm_(&params, 10.0)?;
     assert!((again - after).abs() < 1e-5);
+    Ok(())
+}
+
+/// Tensors of f64 that require grad, for the autograd checks.
+fn leaves(n: usize) -> Vec<Tensor> {
+    (0..n)
+        .map(|k| {
+            let v: Vec<f64> = (0..6).map(|i| 0.5 + ((i * 7 + k * 5) % 11) as f64 / 8.0).collect();
+            Tensor::from_vec(v, &[2, 3]).unwrap().requires_grad_(true)
+        })
+        .collect()
+}
+
+#[test]
+fn foreach_ops_differentiate_as_their_per_tensor_ops() -> Result<()> {
+    use oxten::autograd::{gradcheck, GradcheckOpts};
+    // Every in-place foreach op on non-leaf tensors, then the two out-of-place ones.
+    let f = |t: &[Tensor]| -> Result<Vec<Tensor>> {
+        let xs = vec![t[0].try_mul_scalar(1.5)?, t[1].try_add_scalar(0.25)?];
+        let ys = [t[1].clone(), t[2].clone()];
+        let zs = [t[2].try_add_scalar(2.0)?, t[0].try_add_scalar(3.0)?];
+        ops::_foreach_mul_list_::call(&xs, &ys)?;
+        ops::_foreach_addcdiv_scalar_::call(&xs, &ys, &zs, Scalar::Float(0.5))?;
+        ops::_foreach_addcmul_scalar_::call(&xs, &zs, &ys, Scalar::Float(-0.25))?;
+        ops::_foreach_lerp_scalar_::call(&xs, &zs, Scalar::Float(0.3))?;
+        ops::_foreach_add_list_::call(&xs, &ys, Scalar::Float(2.0))?;
+        ops::_foreach_add_scalar_::call(&xs, Scalar::Float(1.0))?;
+        ops::_foreach_mul_scalar_::call(&xs, Scalar::Float(0.75))?;
+        ops::_foreach_div_scalar_::call(&xs, Scalar::Float(4.0))?;
+        let sl = [Scalar::Float(0.5), Scalar::Int(2)];
+        ops::_foreach_add_scalarlist_::call(&xs, &sl)?;
+        ops::_foreach_mul_scalarlist_::call(&xs, &sl)?;
+        ops::_foreach_div_scalarlist_::call(&xs, &sl)?;
+        ops::_foreach_div_list_::call(&xs, &zs)?;
+        ops::_foreach_mul_::call(&xs, &t[1].try_select(1, 2)?.try_select(0, 0)?)?;
+        ops::_foreach_addcmul_scalarlist_::call(&xs, &ys, &zs, &sl)?;
+        ops::_foreach_addcdiv_::call(&xs, &ys, &zs, &Tensor::from_vec(vec![0.25, -1.0], &[2])?)?;
+        let mut out = ops::_foreach_sqrt::call(&xs)?;
+        out.extend(ops::_foreach_norm_scalar::call(&xs, Scalar::Float(3.0), None)?);
+        Ok(out)
+    };
+    gradcheck(f, &leaves(3), GradcheckOpts::default())?;
+
+    // Worked by hand: x = 2a; x *= 3 (x = 6a); x += 2·(3a) (x = 12a): dx/da = 12, and the write
+    // bumps x's version once.
+    let a = leaves(1).remove(0);
+    let x = a.try_mul_scalar(2.0)?;
+    let y = a.try_mul_scalar(3.0)?;
+    let v = x.version();
+    ops::_foreach_mul_scalar_::call(std::slice::from_ref(&x), Scalar::Int(3))?;
+    assert_eq!(x.version(), v + 1);
+    ops::_foreach_add_list_::call(std::slice::from_ref(&x), std::slice::from_ref(&y), Scalar::Int(2))?;
+    x.sum().backward();
+    assert_eq!(a.grad().unwrap().to_f64_vec()?, vec![12.0; 6]);
+    // `_foreach_zero_` cuts the gradient; `_foreach_norm` of a leaf gives a/|a|.
+    let a = leaves(1).remove(0);
+    let z = a.try_mul_scalar(2.0)?;
+    ops::_foreach_zero_::call(std::slice::from_ref(&z))?;
+    let n = ops::_foreach_norm_scalar::call(std::slice::from_ref(&a), Scalar::Int(2), None)?.remove(0);
+    z.try_add(&n)?.sum().backward();
+    let av = a.to_f64_vec()?;
+    let norm = av.iter().map(|v| v * v).sum::<f64>().sqrt();
+    for (g, v) in a.grad().unwrap().to_f64_vec()?.iter().zip(&av) {
+        assert!((g - 6.0 * v / norm).abs() < 1e-12, "{g} vs {}", 6.0 * v / norm);
+    }
+    Ok(())
+}
+
+#[test]
+fn foreach_in_place_ops_refuse_leaves_that_require_grad() -> Result<()> {
+    let ls = leaves(2);
+    let nonleaf = ls[0].try_mul_scalar(2.0)?;
+    let before = nonleaf.to_f64_vec()?;
+    // The leaf comes second: the check runs before any write, so the first tensor is unchanged.
+    let list = [nonleaf.clone(), ls[1].clone()];
+    let e = ops::_foreach_add_scalar_::call(&list, Scalar::Int(1)).unwrap_err().to_string();
+    assert!(
+        e.contains("_foreach_add_.Scalar")
+            && e.contains("a leaf Variable that requires grad is being used in an in-place operation."),
+        "{e}"
+    );
+    assert_eq!(nonleaf.to_f64_vec()?, before);
+    // A leaf on the other side of the operator is fine; a view of a leaf is refused like the leaf.
+    let other = [ls[1].clone(), ls[0].clone()];
+    let xs = [nonleaf.clone(), ls[1].try_mul_scalar(1.0)?];
+    ops::_foreach_add_list_::call(&xs, &other, Scalar::Int(1))?;
+    let e = ops::_foreach_mul_scalar_::call(&[ls[0].select(0, 1)], Scalar::Int(2)).unwrap_err().to_string();
+    assert!(e.contains("a view of a leaf Variable that requires grad"), "{e}");
+    // Mismatched lists are refused on the autograd path too.
+    let e = ops::_foreach_mul_list_::call(&xs, &other[..1]).unwrap_err().to_string();
+    assert!(e.contains("_foreach_mul_.List") && e.contains("got 2 and 1"), "{e}");
+    // Under no_grad (what the optimizers do) the leaves are updated in place.
+    oxten::autograd::no_grad(|| ops::_foreach_add_scalar_::call(&ls, Scalar::Int(1)))?;
+    assert!(ls.iter().all(|t| t.is_leaf() && t.grad_fn().is_none()));
+    assert_eq!(ls[0].to_f64_vec()?[0], 1.5);
     Ok(())
 }

@@ -97,6 +97,11 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         "cosine_similarity" => {
             one(ops::cosine_similarity::call(t(0), t(1), c.int("dim").unwrap_or(1), c.float("eps").unwrap_or(1e-8)))
         }
+        "cosine_similarity_grad" => {
+            let (a, b) = (t(0).deep_clone().requires_grad_(true), t(1).deep_clone().requires_grad_(true));
+            ops::cosine_similarity::call(&a, &b, 1, c.float("eps").unwrap_or(1e-8))?.sum().try_backward()?;
+            Ok(vec![a.grad().unwrap(), b.grad().unwrap()])
+        }
         "pairwise_distance" => one(ops::pairwise_distance::call(
             t(0),
             t(1),

@@ -32,8 +32,9 @@ fn flag(a: &[(String, String)], k: &str) -> bool {
     get(a, k) == Some(1.0)
 }
 
-/// The optimizer of a golden case; `fused` selects Adam's fused kernel.
-fn make(kind: &str, a: &[(String, String)], p: Tensor, fused: bool) -> Box<dyn Optimizer> {
+/// The optimizer of a golden case; `variant` selects Adam's implementation (0 the single-tensor
+/// formula, 1 the fused kernel, 2 the `_foreach_*` path).
+fn make(kind: &str, a: &[(String, String)], p: Tensor, variant: u8) -> Box<dyn Optimizer> {
     match kind {
         "sgd" => Box::new(
             Sgd::new(
@@ -62,7 +63,8 @@ fn make(kind: &str, a: &[(String, String)], p: Tensor, fused: bool) -> Box<dyn O
                 weight_decay: get(a, "weight_decay").unwrap_or(base.weight_decay),
                 amsgrad: flag(a, "amsgrad"),
                 maximize: flag(a, "maximize"),
-                fused,
+                fused: variant == 1,
+                foreach: variant == 2,
             };
             if kind == "adam" {
                 Box::new(Adam::new(vec![p], o).unwrap())
@@ -120,11 +122,12 @@ fn optimizers_match_torch_optim() {
         let kind = line.split(' ').nth(1).unwrap();
         let a = attrs(line);
         let first_grad = i + 2;
-        // Adam and AdamW run twice: the single-tensor formula and the fused kernel.
-        let variants: &[bool] = if kind.starts_with("adam") { &[false, true] } else { &[false] };
-        for &fused in variants {
+        // Adam and AdamW run three times: the single-tensor formula, the fused kernel and the
+        // `_foreach_*` path.
+        let variants: &[u8] = if kind.starts_with("adam") { &[0, 1, 2] } else { &[0] };
+        for &variant in variants {
             let p = Tensor::from_vec(nums(lines[i + 1]), &[6]).unwrap().requires_grad_(true);
-            let mut opt = make(kind, &a, p.clone(), fused);
+            let mut opt = make(kind, &a, p.clone(), variant);
             let (mut j, mut step) = (first_grad, 0);
             while j + 1 < lines.len() && lines[j].starts_with("grad ") {
                 step += 1;
@@ -133,7 +136,7 @@ fn optimizers_match_torch_optim() {
                 close(
                     &p.to_vec::<f64>().unwrap(),
                     &nums(lines[j + 1]),
-                    &format!("{line} (fused {fused}), step {step}"),
+                    &format!("{line} (variant {variant}), step {step}"),
                 );
                 j += 2;
             }
@@ -306,4 +309,46 @@ fn updates_are_seen_through_every_handle_and_record_no_graph() {
     assert_eq!(view_of_w.to_vec::<f64>().unwrap(), [0.0, 0.0]);
     assert!(w.is_leaf() && w.requires_grad() && w.grad_fn().is_none());
     assert_eq!(opt.momentum_buffer(0, 0).unwrap().to_vec::<f64>().unwrap(), [2.0, -2.0]);
+}
+
+/// The `_foreach_*` Adam path gives the single-tensor path's parameters bit for bit over a list
+/// of differently shaped parameters, one of which has no gradient on some steps.
+#[test]
+fn foreach_adam_matches_the_single_tensor_path() {
+    for (decoupled, amsgrad, maximize, weight_decay) in
+        [(false, false, false, 0.0), (false, true, true, 0.1), (true, false, false, 0.05), (true, true, false, 0.0)]
+    {
+        let run = |foreach: bool| -> Vec<Vec<f64>> {
+            let params: Vec<Tensor> = [&[3usize, 4][..], &[5], &[2, 1, 3]]
+                .iter()
+                .enumerate()
+                .map(|(k, s)| {
+                    let n: usize = s.iter().product();
+                    let v: Vec<f64> = (0..n).map(|i| ((i * 7 + k * 3) % 11) as f64 / 5.0 - 1.0).collect();
+                    let dims: Vec<i64> = s.iter().map(|&d| d as i64).collect();
+                    Tensor::from_vec(v, &dims).unwrap().requires_grad_(true)
+                })
+                .collect();
+            let o = AdamOpts { lr: 0.05, weight_decay, amsgrad, maximize, foreach, ..AdamOpts::default() };
+            let mut opt: Box<dyn Optimizer> = if decoupled {
+                Box::new(AdamW::new(params.clone(), o).unwrap())
+            } else {
+                Box::new(Adam::new(params.clone(), o).unwrap())
+            };
+            for step in 0..4 {
+                opt.zero_grad();
+                let loss = params
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| !(step % 2 == 1 && *k == 1))
+                    .map(|(_, p)| p.try_pow_tensor_scalar(3).unwrap().sum())
+                    .reduce(|a, b| a.add(&b))
+                    .unwrap();
+                loss.backward();
+                opt.step().unwrap();
+            }
+            params.iter().map(|p| p.to_vec::<f64>().unwrap()).collect()
+        };
+        assert_eq!(run(true), run(false), "decoupled {decoupled} amsgrad {amsgrad} maximize {maximize}");
+    }
 }

@@ -63,6 +63,14 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
             let max = has_max.then(|| t(if has_min { 2 } else { 1 }));
             one(ops::clamp_tensor::call(t(0), min, max))
         }
+        "clamp_tensor_grad" => {
+            let (has_min, has_max) = (c.flag("has_min"), c.flag("has_max"));
+            let ins: Vec<Tensor> = (0..c.args.len()).map(|i| t(i).deep_clone().requires_grad_(true)).collect();
+            let min = has_min.then(|| &ins[1]);
+            let max = has_max.then(|| &ins[if has_min { 2 } else { 1 }]);
+            ops::clamp_tensor::call(&ins[0], min, max)?.sum().try_backward()?;
+            Ok(ins.iter().map(|x| x.grad().unwrap()).collect())
+        }
         "where_scalar_other" => one(ops::where_scalarother::call(t(0), t(1), s(2))),
         "where_scalar_self" => one(ops::where_scalarself::call(t(0), s(1), t(2))),
         "where_scalar" => one(ops::where_scalar::call(t(0), s(1), s(2))),

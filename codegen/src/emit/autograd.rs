@@ -11,6 +11,7 @@
 //!   a `NotImplementedBackward` node, so that only backward fails;
 //! - `register_autograd()`, and tables of the entries for tests and tooling.
 
+use super::foreach_autograd;
 use super::names::TensorArg;
 use super::sig::{OpSig, RustArg};
 use crate::derivatives::{has_backend_kernel, Binding, Derivative, FieldSource, ValueBy};
@@ -202,6 +203,16 @@ pub fn emit_autograd_selected(
     for o in &out_kernels {
         let name = emit_out_kernel(&mut s, o);
         let _ = writeln!(regs, "ops::{}::OP.register(DispatchKey::Autograd, {name});", o.name);
+    }
+    // `_foreach_*` operators differentiate through their per-tensor operators.
+    for f in fns.iter().filter(|f| foreach_autograd::is_foreach(f) && has_backend_kernel(f) && kept(f)) {
+        if !matches!(f.func.kind(), SchemaKind::Inplace | SchemaKind::Functional) {
+            continue;
+        }
+        let op = foreach_autograd::resolve(f, fns)?;
+        let per_tensor = kernels.iter().find(|k| std::ptr::eq(k.sig.f, op.per_tensor.f)).map(|k| kernel_name(&k.sig));
+        let name = op.emit_kernel(&mut s, per_tensor.as_deref(), &redispatch(&op.sig));
+        let _ = writeln!(regs, "ops::{}::OP.register(DispatchKey::Autograd, {name});", op.sig.name);
     }
     let _ = writeln!(
         s,
@@ -456,13 +467,18 @@ fn outputs(sig: &OpSig, d: Option<&Derivative>) -> (String, Vec<String>, Vec<Str
     (pattern, names, diff)
 }
 
+/// The name of the Autograd kernel [`emit_kernel`] writes for `sig`.
+pub(super) fn kernel_name(sig: &OpSig) -> String {
+    match sig.name.strip_suffix('_') {
+        Some(base) if sig.kind() == SchemaKind::Inplace => format!("{base}_inplace_autograd"),
+        _ => format!("{}_autograd", sig.name),
+    }
+}
+
 fn emit_kernel(s: &mut String, k: &Kernel) -> String {
     let sig = &k.sig;
     let inplace = sig.kind() == SchemaKind::Inplace;
-    let fname = match sig.name.strip_suffix('_') {
-        Some(base) if inplace => format!("{base}_inplace_autograd"),
-        _ => format!("{}_autograd", sig.name),
-    };
+    let fname = kernel_name(sig);
     let d = match &k.recorder {
         Recorder::Formula(d) => Some(*d),
         Recorder::NotImplemented => None,

@@ -8,7 +8,7 @@
 //! | `pointwise.rs` | `oxten-kernels` | meta functions and CPU impls of `pointwise:` operators |
 //! | `register.rs` | `oxten` | one module per backend and `register_all` |
 //! | `register_<key>.rs` | `oxten` | that key's structured wrappers and registrations |
-//! | `autograd.rs` | `oxten` | backward nodes and Autograd kernels from `derivatives.yaml`, `register_autograd` |
+//! | `autograd.rs` | `oxten` | backward nodes and Autograd kernels from `derivatives.yaml` (a `_foreach_*` op's through its per-tensor op), `register_autograd` |
 //! | `autocast.rs` | `oxten` | Autocast kernels from the `autocast:` policies, `register_autocast` |
 //!
 //! The backends are data ([`crate::backend::BackendIndex`]): the per-key files come from one
@@ -19,6 +19,7 @@
 pub mod autocast;
 pub mod autograd;
 pub mod decls;
+pub mod foreach_autograd;
 pub mod names;
 pub mod ops;
 pub mod pointwise;

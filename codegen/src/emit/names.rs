@@ -93,6 +93,7 @@ pub fn arg_type(ty: &Type) -> Result<String, String> {
             Type::Base(BaseTy::Int) | Type::Base(BaseTy::SymInt) => "&[i64]".into(),
             Type::Base(BaseTy::Float) => "&[f64]".into(),
             Type::Base(BaseTy::Bool) => "&[bool]".into(),
+            Type::Base(BaseTy::Scalar) => "&[Scalar]".into(),
             other => return Err(format!("list type `{other}` has no Rust mapping yet")),
         },
     })

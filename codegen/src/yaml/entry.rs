@@ -15,7 +15,7 @@ use super::values;
 use crate::backend::DispatchKey;
 
 /// Every key an entry may have.
-pub const ALLOWED_KEYS: [&str; 20] = [
+pub const ALLOWED_KEYS: [&str; 21] = [
     "func",
     "variants",
     "dispatch",
@@ -35,6 +35,7 @@ pub const ALLOWED_KEYS: [&str; 20] = [
     "manual_cpp_binding",
     "autocast",
     "positional_defaults",
+    "per_tensor",
     "doc",
 ];
 
@@ -111,6 +112,7 @@ pub(crate) fn parse_entry(
             pointwise_constants: Vec::new(),
             autocast: Default::default(),
             positional_defaults: 0,
+            per_tensor: None,
             doc: None,
         };
         read_keys(map, &mut nf, &mut r);
@@ -201,6 +203,11 @@ fn read_keys(map: &Mapping, nf: &mut NativeFunction, r: &mut Reporter<'_>) {
             "pointwise_constants" => values::string_list(key, v).map(|x| nf.pointwise_constants = x),
             "autocast" => values::autocast_policies(v).map(|p| nf.autocast = p),
             "positional_defaults" => values::count(key, v).map(|n| nf.positional_defaults = n),
+            "per_tensor" => values::string(key, v).and_then(|s| {
+                let name = OperatorName::parse(s).map_err(|e| format!("invalid `per_tensor` `{s}`: {e}"))?;
+                nf.per_tensor = Some(name);
+                Ok(())
+            }),
             "doc" => values::op_doc(v).map(|d| nf.doc = Some(d)),
             "device_guard" | "manual_cpp_binding" => values::boolean(key, v).map(drop),
             "python_module" => values::string(key, v).map(drop),
@@ -318,6 +325,12 @@ fn check_entry(map: &Mapping, nf: &NativeFunction, r: &mut Reporter<'_>) {
         check_autocast(nf, r);
     }
     check_positional_defaults(nf, r);
+    if nf.per_tensor.is_some() && !nf.func.name.name.base.starts_with("_foreach_") {
+        r.at_key(
+            "per_tensor",
+            format!("`per_tensor` names the per-tensor operator of a `_foreach_*` operator, and `{name}` is not one"),
+        );
+    }
     if let Some(doc) = &nf.doc {
         let names: Vec<&str> = nf.func.arguments.flat_all().into_iter().map(|a| a.name.as_str()).collect();
         for (arg, _) in &doc.args {

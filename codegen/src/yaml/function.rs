@@ -187,6 +187,10 @@ pub struct NativeFunction {
     /// `positional_defaults:`, how many of the leading defaulted positional arguments the short
     /// API forms take positionally (`cat(tensors, dim)`); the rest go in the options struct.
     pub positional_defaults: usize,
+    /// `per_tensor:`, for a `_foreach_*` operator, the per-tensor operator its autograd applies
+    /// at each index when it is not `_foreach_` stripped from its name (`_foreach_norm.Scalar`
+    /// → `linalg_vector_norm`); see [`crate::emit::foreach_autograd`].
+    pub per_tensor: Option<OperatorName>,
     /// `doc:`, the operator's documentation, shared by its overloads and variants that have none.
     pub doc: Option<OpDoc>,
 }

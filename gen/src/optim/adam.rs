@@ -26,6 +26,10 @@ pub struct AdamOpts {
     /// over parameter, gradient and moments) instead of one operator per step of the formula.
     /// Needs contiguous float32/float64 parameters; the result is the same up to rounding.
     pub fused: bool,
+    /// Update a group's parameters with the `_foreach_*` operators (PyTorch's `foreach=True`
+    /// path: one call per step of the formula for the whole list) rather than per parameter.
+    /// Same operators and order as the default path; `fused` wins when both are set.
+    pub foreach: bool,
 }
 
 impl Default for AdamOpts {
@@ -38,6 +42,7 @@ impl Default for AdamOpts {
             amsgrad: false,
             maximize: false,
             fused: false,
+            foreach: false,
         }
     }
 }
@@ -95,6 +100,10 @@ impl AdamCore {
                 let o = group.opts;
                 if o.fused {
                     fused_step(group, decoupled)?;
+                    continue;
+                }
+                if o.foreach {
+                    foreach_step(group, decoupled)?;
                     continue;
                 }
                 let (b1, b2) = o.betas;
@@ -183,6 +192,66 @@ fn fused_step(group: &mut Group<AdamOpts, State>, decoupled: bool) -> Result<()>
         None,
         None,
     )
+}
+
+/// One step of a group with the `_foreach_*` operators, as PyTorch's `_multi_tensor_adam`:
+/// the single-tensor formula applied to the whole list at each step, the per-parameter bias
+/// corrections passed as scalar lists.
+fn foreach_step(group: &mut Group<AdamOpts, State>, decoupled: bool) -> Result<()> {
+    use crate::ops;
+    let o = group.opts;
+    let (b1, b2) = o.betas;
+    let (mut params, mut grads, mut ms, mut vs, mut vmaxs, mut steps, mut kept) =
+        (vec![], vec![], vec![], vec![], vec![], vec![], vec![]);
+    for (k, (p, st)) in group.params.iter_mut().enumerate() {
+        let Some(g) = p.grad() else { continue };
+        kept.push(k);
+        st.step += 1;
+        steps.push(st.step as i32);
+        params.push(p.clone());
+        grads.push(if o.maximize { g.try_neg()? } else { g });
+        ms.push(st.exp_avg.get_or_insert_with(|| crate::zeros_like(p)).clone());
+        vs.push(st.exp_avg_sq.get_or_insert_with(|| crate::zeros_like(p)).clone());
+        if o.amsgrad {
+            vmaxs.push(st.max_exp_avg_sq.get_or_insert_with(|| crate::zeros_like(p)).clone());
+        }
+    }
+    if params.is_empty() {
+        return Ok(());
+    }
+    if o.weight_decay != 0.0 {
+        if decoupled {
+            ops::_foreach_mul_scalar_::call(&params, Scalar::Float(1.0 - o.lr * o.weight_decay))?;
+        } else {
+            let alpha = Scalar::Float(o.weight_decay);
+            grads = grads
+                .iter()
+                .zip(&params)
+                .map(|(g, p)| g.try_add_with(p, crate::options::AddOpts { alpha }))
+                .collect::<Result<_>>()?;
+        }
+    }
+    ops::_foreach_lerp_scalar_::call(&ms, &grads, Scalar::Float(1.0 - b1))?;
+    ops::_foreach_mul_scalar_::call(&vs, Scalar::Float(b2))?;
+    ops::_foreach_addcmul_scalar_::call(&vs, &grads, &grads, Scalar::Float(1.0 - b2))?;
+    let second = if o.amsgrad {
+        for (vmax, v) in vmaxs.iter_mut().zip(&vs) {
+            *vmax = vmax.try_maximum(v)?;
+        }
+        // The state holds the new maxima.
+        for (&k, vmax) in kept.iter().zip(&vmaxs) {
+            group.params[k].1.max_exp_avg_sq = Some(vmax.clone());
+        }
+        &vmaxs
+    } else {
+        &vs
+    };
+    let denom = ops::_foreach_sqrt::call(second)?;
+    let bc2_sqrt: Vec<Scalar> = steps.iter().map(|&t| Scalar::Float((1.0 - b2.powi(t)).sqrt())).collect();
+    ops::_foreach_div_scalarlist_::call(&denom, &bc2_sqrt)?;
+    ops::_foreach_add_scalar_::call(&denom, Scalar::Float(o.eps))?;
+    let step_size: Vec<Scalar> = steps.iter().map(|&t| Scalar::Float(-o.lr / (1.0 - b1.powi(t)))).collect();
+    ops::_foreach_addcdiv_scalarlist_::call(&params, &ms, &denom, &step_size)
 }
 
 macro_rules! adam_optimizer {

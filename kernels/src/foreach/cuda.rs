@@ -263,6 +263,59 @@ impl ForeachMulListInplaceCuda for Cuda {
     }
 }
 
+impl ForeachAddScalarlistInplaceCuda for Cuda {
+    fn foreach_add_scalarlist_(self_: &[Tensor], scalars: &[Scalar]) -> Result<()> {
+        <Cpu as ForeachAddScalarlistInplaceCpu>::foreach_add_scalarlist_(self_, scalars)
+    }
+}
+
+impl ForeachMulScalarlistInplaceCuda for Cuda {
+    fn foreach_mul_scalarlist_(self_: &[Tensor], scalars: &[Scalar]) -> Result<()> {
+        <Cpu as ForeachMulScalarlistInplaceCpu>::foreach_mul_scalarlist_(self_, scalars)
+    }
+}
+
+/// `other` stays on the device: no host read.
+impl ForeachMulTensorInplaceCuda for Cuda {
+    fn foreach_mul_tensor_(self_: &[Tensor], other: &Tensor) -> Result<()> {
+        <Cpu as ForeachMulTensorInplaceCpu>::foreach_mul_tensor_(self_, other)
+    }
+}
+
+impl ForeachDivListInplaceCuda for Cuda {
+    fn foreach_div_list_(self_: &[Tensor], other: &[Tensor]) -> Result<()> {
+        <Cpu as ForeachDivListInplaceCpu>::foreach_div_list_(self_, other)
+    }
+}
+
+impl ForeachDivScalarlistInplaceCuda for Cuda {
+    fn foreach_div_scalarlist_(self_: &[Tensor], scalars: &[Scalar]) -> Result<()> {
+        <Cpu as ForeachDivScalarlistInplaceCpu>::foreach_div_scalarlist_(self_, scalars)
+    }
+}
+
+impl ForeachAddcmulScalarlistInplaceCuda for Cuda {
+    fn foreach_addcmul_scalarlist_(
+        self_: &[Tensor],
+        tensor1: &[Tensor],
+        tensor2: &[Tensor],
+        scalars: &[Scalar],
+    ) -> Result<()> {
+        <Cpu as ForeachAddcmulScalarlistInplaceCpu>::foreach_addcmul_scalarlist_(self_, tensor1, tensor2, scalars)
+    }
+}
+
+impl ForeachAddcdivScalarlistInplaceCuda for Cuda {
+    fn foreach_addcdiv_scalarlist_(
+        self_: &[Tensor],
+        tensor1: &[Tensor],
+        tensor2: &[Tensor],
+        scalars: &[Scalar],
+    ) -> Result<()> {
+        <Cpu as ForeachAddcdivScalarlistInplaceCpu>::foreach_addcdiv_scalarlist_(self_, tensor1, tensor2, scalars)
+    }
+}
+
 impl ForeachDivScalarInplaceCuda for Cuda {
     fn foreach_div_scalar_(self_: &[Tensor], scalar: Scalar) -> Result<()> {
         <Cpu as ForeachDivScalarInplaceCpu>::foreach_div_scalar_(self_, scalar)

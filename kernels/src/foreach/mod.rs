@@ -14,13 +14,15 @@
 mod cuda;
 
 use crate::generated::decls::{
-    ForeachAddListInplaceCpu, ForeachAddScalarInplaceCpu, ForeachAddcdivScalarInplaceCpu,
-    ForeachAddcmulScalarInplaceCpu, ForeachDivScalarInplaceCpu, ForeachLerpScalarInplaceCpu, ForeachMulListInplaceCpu,
-    ForeachMulScalarInplaceCpu, ForeachNormCpu, ForeachSqrtCpu, ForeachZeroInplaceCpu, FusedAdamInplaceCpu,
-    FusedAdamwInplaceCpu,
+    ForeachAddListInplaceCpu, ForeachAddScalarInplaceCpu, ForeachAddScalarlistInplaceCpu,
+    ForeachAddcdivScalarInplaceCpu, ForeachAddcdivScalarlistInplaceCpu, ForeachAddcdivTensorInplaceCompositeImplicit,
+    ForeachAddcmulScalarInplaceCpu, ForeachAddcmulScalarlistInplaceCpu, ForeachAddcmulTensorInplaceCompositeImplicit,
+    ForeachDivListInplaceCpu, ForeachDivScalarInplaceCpu, ForeachDivScalarlistInplaceCpu, ForeachLerpScalarInplaceCpu,
+    ForeachMulListInplaceCpu, ForeachMulScalarInplaceCpu, ForeachMulScalarlistInplaceCpu, ForeachMulTensorInplaceCpu,
+    ForeachNormCpu, ForeachSqrtCpu, ForeachZeroInplaceCpu, FusedAdamInplaceCpu, FusedAdamwInplaceCpu,
 };
 use crate::math::Float;
-use crate::Cpu;
+use crate::{Composite, Cpu};
 use oxten_runtime::options::{AddInplaceOpts, AddcdivInplaceOpts, AddcmulInplaceOpts};
 use oxten_runtime::{ops, DType, Device, Error, Result, Scalar, Tensor};
 use rayon::prelude::*;
@@ -100,14 +102,14 @@ fn fused_loop<T: Copy + Send + Sync>(
     items.par_iter().for_each(|&(i, start, len)| f(i, &table[i].0, &table[i].1, start, len));
 }
 
-/// An elementwise in-place update `self[i] = f(self[i], ins[i]...)` over the lists, fused when
-/// possible, else `fallback(i)` per index.
+/// An elementwise in-place update `self[i] = f(i, self[i], ins[i]...)` over the lists, fused
+/// when possible, else `fallback(i)` per index.
 fn elementwise(
     op: &str,
     self_: &[Tensor],
     ins: &[&[Tensor]],
-    f32_op: impl Fn(f32, &[f32]) -> f32 + Sync,
-    f64_op: impl Fn(f64, &[f64]) -> f64 + Sync,
+    f32_op: impl Fn(usize, f32, &[f32]) -> f32 + Sync,
+    f64_op: impl Fn(usize, f64, &[f64]) -> f64 + Sync,
     fallback: impl Fn(usize) -> Result<()>,
 ) -> Result<()> {
     let mut all: Vec<&[Tensor]> = vec![self_];
@@ -121,19 +123,32 @@ fn elementwise(
     Ok(())
 }
 
-fn run<T: Copy + Send + Sync + Default>(self_: &[Tensor], ins: &[&[Tensor]], f: &(impl Fn(T, &[T]) -> T + Sync)) {
-    fused_loop::<T>(&[self_], ins, |_, outs, inp, start, len| {
-        let mut args = [T::default(); 3];
-        for k in start..start + len {
-            for (a, p) in args.iter_mut().zip(inp) {
-                // SAFETY: `k` < numel of this contiguous input (same shape as the output).
-                *a = unsafe { *p.0.add(k) };
+fn run<T: Copy + Send + Sync>(self_: &[Tensor], ins: &[&[Tensor]], f: &(impl Fn(usize, T, &[T]) -> T + Sync)) {
+    // One loop per arity, so that `f` inlines with a fixed-size argument array and the loop
+    // vectorizes (a loop over a runtime-length slice of arguments does not).
+    fused_loop::<T>(&[self_], ins, |i, outs, inp, start, len| {
+        let o = outs[0].0;
+        match *inp {
+            [] => {
+                for k in start..start + len {
+                    // SAFETY: `k` < numel of the contiguous output; no other work item writes `k`.
+                    unsafe { *o.add(k) = f(i, *o.add(k), &[]) }
+                }
             }
-            // SAFETY: `k` < numel of the contiguous output; no other work item writes `k`.
-            unsafe {
-                let o = outs[0].0.add(k);
-                *o = f(*o, &args[..inp.len()]);
+            [a] => {
+                for k in start..start + len {
+                    // SAFETY: as above, and `k` < numel of the input, which has the output's shape
+                    // (it may be the output itself: each element is read before it is written).
+                    unsafe { *o.add(k) = f(i, *o.add(k), &[*a.0.add(k)]) }
+                }
             }
+            [a, b] => {
+                for k in start..start + len {
+                    // SAFETY: as above, for both inputs.
+                    unsafe { *o.add(k) = f(i, *o.add(k), &[*a.0.add(k), *b.0.add(k)]) }
+                }
+            }
+            _ => unreachable!("elementwise foreach ops take at most two list inputs"),
         }
     });
 }
@@ -149,8 +164,8 @@ impl ForeachAddScalarInplaceCpu for Cpu {
             "_foreach_add_",
             self_,
             &[],
-            |x, _| x + a,
-            |x, _| x + b,
+            |_, x, _| x + a,
+            |_, x, _| x + b,
             |i| self_[i].try_add_scalar_(scalar).map(drop),
         )
     }
@@ -163,8 +178,8 @@ impl ForeachAddListInplaceCpu for Cpu {
             "_foreach_add_",
             self_,
             &[other],
-            |x, o| x + a * o[0],
-            |x, o| x + b * o[0],
+            |_, x, o| x + a * o[0],
+            |_, x, o| x + b * o[0],
             |i| self_[i].try_add_with_(&other[i], AddInplaceOpts { alpha }).map(drop),
         )
     }
@@ -177,8 +192,8 @@ impl ForeachMulScalarInplaceCpu for Cpu {
             "_foreach_mul_",
             self_,
             &[],
-            |x, _| x * a,
-            |x, _| x * b,
+            |_, x, _| x * a,
+            |_, x, _| x * b,
             |i| self_[i].try_mul_scalar_(scalar).map(drop),
         )
     }
@@ -190,8 +205,8 @@ impl ForeachMulListInplaceCpu for Cpu {
             "_foreach_mul_",
             self_,
             &[other],
-            |x, o| x * o[0],
-            |x, o| x * o[0],
+            |_, x, o| x * o[0],
+            |_, x, o| x * o[0],
             |i| self_[i].try_mul_(&other[i]).map(drop),
         )
     }
@@ -204,10 +219,184 @@ impl ForeachDivScalarInplaceCpu for Cpu {
             "_foreach_div_",
             self_,
             &[],
-            |x, _| x / a,
-            |x, _| x / b,
+            |_, x, _| x / a,
+            |_, x, _| x / b,
             |i| self_[i].try_div_scalar_(scalar).map(drop),
         )
+    }
+}
+
+/// The per-index scalars as f32 and f64, after checking there is one per tensor.
+fn scalar_lists(op: &str, self_: &[Tensor], scalars: &[Scalar]) -> Result<(Vec<f32>, Vec<f64>)> {
+    if scalars.len() != self_.len() {
+        return Err(Error::value(format!("{op}: Tensor list must have same number of elements as scalar list.")));
+    }
+    Ok((scalars.iter().map(|&s| s32(s)).collect(), scalars.iter().map(|s| s.to_f64()).collect()))
+}
+
+impl ForeachAddScalarlistInplaceCpu for Cpu {
+    fn foreach_add_scalarlist_(self_: &[Tensor], scalars: &[Scalar]) -> Result<()> {
+        let (a, b) = scalar_lists("_foreach_add_", self_, scalars)?;
+        elementwise(
+            "_foreach_add_",
+            self_,
+            &[],
+            |i, x, _| x + a[i],
+            |i, x, _| x + b[i],
+            |i| self_[i].try_add_scalar_(scalars[i]).map(drop),
+        )
+    }
+}
+
+impl ForeachMulScalarlistInplaceCpu for Cpu {
+    fn foreach_mul_scalarlist_(self_: &[Tensor], scalars: &[Scalar]) -> Result<()> {
+        let (a, b) = scalar_lists("_foreach_mul_", self_, scalars)?;
+        elementwise(
+            "_foreach_mul_",
+            self_,
+            &[],
+            |i, x, _| x * a[i],
+            |i, x, _| x * b[i],
+            |i| self_[i].try_mul_scalar_(scalars[i]).map(drop),
+        )
+    }
+}
+
+/// `other` must be 0-dim, as PyTorch requires of this overload.
+fn check_scalar_tensor(op: &str, other: &Tensor) -> Result<()> {
+    if other.dim() != 0 {
+        return Err(Error::value(format!(
+            "{op}: scalar tensor expected to be 0 dim but it has {} dimensions and {} elements.",
+            other.dim(),
+            other.numel()
+        )));
+    }
+    Ok(())
+}
+
+impl ForeachMulTensorInplaceCpu for Cpu {
+    /// A CPU `other` is read once and the list takes the fused scalar path; elsewhere each
+    /// tensor is multiplied by it where it lives.
+    fn foreach_mul_tensor_(self_: &[Tensor], other: &Tensor) -> Result<()> {
+        check_scalar_tensor("_foreach_mul_", other)?;
+        check_lists("_foreach_mul_", &[self_])?;
+        if other.device() == Device::Cpu && self_.iter().all(|t| t.device() == Device::Cpu) {
+            return Self::foreach_mul_scalar_(self_, crate::support::item_scalar(other)?);
+        }
+        self_.iter().try_for_each(|t| t.try_mul_(other).map(drop))
+    }
+}
+
+impl ForeachDivListInplaceCpu for Cpu {
+    fn foreach_div_list_(self_: &[Tensor], other: &[Tensor]) -> Result<()> {
+        elementwise(
+            "_foreach_div_",
+            self_,
+            &[other],
+            |_, x, o| x / o[0],
+            |_, x, o| x / o[0],
+            |i| self_[i].try_div_(&other[i]).map(drop),
+        )
+    }
+}
+
+impl ForeachDivScalarlistInplaceCpu for Cpu {
+    fn foreach_div_scalarlist_(self_: &[Tensor], scalars: &[Scalar]) -> Result<()> {
+        let (a, b) = scalar_lists("_foreach_div_", self_, scalars)?;
+        elementwise(
+            "_foreach_div_",
+            self_,
+            &[],
+            |i, x, _| x / a[i],
+            |i, x, _| x / b[i],
+            |i| self_[i].try_div_scalar_(scalars[i]).map(drop),
+        )
+    }
+}
+
+impl ForeachAddcmulScalarlistInplaceCpu for Cpu {
+    fn foreach_addcmul_scalarlist_(
+        self_: &[Tensor],
+        tensor1: &[Tensor],
+        tensor2: &[Tensor],
+        scalars: &[Scalar],
+    ) -> Result<()> {
+        let (a, b) = scalar_lists("_foreach_addcmul_", self_, scalars)?;
+        elementwise(
+            "_foreach_addcmul_",
+            self_,
+            &[tensor1, tensor2],
+            |i, x, t| x + a[i] * t[0] * t[1],
+            |i, x, t| x + b[i] * t[0] * t[1],
+            |i| {
+                let value = scalars[i];
+                self_[i].try_addcmul_with_(&tensor1[i], &tensor2[i], AddcmulInplaceOpts { value }).map(drop)
+            },
+        )
+    }
+}
+
+impl ForeachAddcdivScalarlistInplaceCpu for Cpu {
+    fn foreach_addcdiv_scalarlist_(
+        self_: &[Tensor],
+        tensor1: &[Tensor],
+        tensor2: &[Tensor],
+        scalars: &[Scalar],
+    ) -> Result<()> {
+        let (a, b) = scalar_lists("_foreach_addcdiv_", self_, scalars)?;
+        elementwise(
+            "_foreach_addcdiv_",
+            self_,
+            &[tensor1, tensor2],
+            |i, x, t| x + a[i] * (t[0] / t[1]),
+            |i, x, t| x + b[i] * (t[0] / t[1]),
+            |i| {
+                let value = scalars[i];
+                self_[i].try_addcdiv_with_(&tensor1[i], &tensor2[i], AddcdivInplaceOpts { value }).map(drop)
+            },
+        )
+    }
+}
+
+/// The scalars packed in a 1-D tensor (one per tensor of `self_`), read on the host.
+fn unpack_scalars(self_: &[Tensor], scalars: &Tensor) -> Result<Vec<Scalar>> {
+    if scalars.dim() != 1 {
+        return Err(Error::value(format!(
+            "Expected packed scalar Tensor to be of dimension 1. Got {} instead.",
+            scalars.dim()
+        )));
+    }
+    if scalars.numel() as usize != self_.len() {
+        return Err(Error::value(format!(
+            "Expected length of scalars to match input of length {} but got {} instead.",
+            self_.len(),
+            scalars.numel()
+        )));
+    }
+    // Scalars of the packed tensor's category, as `Tensor::item` gives them.
+    let host = scalars.try_to_device(Device::Cpu)?;
+    (0..host.numel()).map(|i| crate::support::item_scalar(&host.try_select(0, i)?)).collect()
+}
+
+impl ForeachAddcmulTensorInplaceCompositeImplicit for Composite {
+    fn foreach_addcmul_tensor_(
+        self_: &[Tensor],
+        tensor1: &[Tensor],
+        tensor2: &[Tensor],
+        scalars: &Tensor,
+    ) -> Result<()> {
+        ops::_foreach_addcmul_scalarlist_::call(self_, tensor1, tensor2, &unpack_scalars(self_, scalars)?)
+    }
+}
+
+impl ForeachAddcdivTensorInplaceCompositeImplicit for Composite {
+    fn foreach_addcdiv_tensor_(
+        self_: &[Tensor],
+        tensor1: &[Tensor],
+        tensor2: &[Tensor],
+        scalars: &Tensor,
+    ) -> Result<()> {
+        ops::_foreach_addcdiv_scalarlist_::call(self_, tensor1, tensor2, &unpack_scalars(self_, scalars)?)
     }
 }
 
@@ -227,8 +416,8 @@ impl ForeachLerpScalarInplaceCpu for Cpu {
             "_foreach_lerp_",
             self_,
             &[tensors1],
-            |x, e| lerp(x, e[0], a),
-            |x, e| lerp(x, e[0], b),
+            |_, x, e| lerp(x, e[0], a),
+            |_, x, e| lerp(x, e[0], b),
             |i| self_[i].try_lerp_scalar_(&tensors1[i], weight).map(drop),
         )
     }
@@ -241,8 +430,8 @@ impl ForeachAddcmulScalarInplaceCpu for Cpu {
             "_foreach_addcmul_",
             self_,
             &[tensor1, tensor2],
-            |x, t| x + a * t[0] * t[1],
-            |x, t| x + b * t[0] * t[1],
+            |_, x, t| x + a * t[0] * t[1],
+            |_, x, t| x + b * t[0] * t[1],
             |i| self_[i].try_addcmul_with_(&tensor1[i], &tensor2[i], AddcmulInplaceOpts { value }).map(drop),
         )
     }
@@ -255,8 +444,8 @@ impl ForeachAddcdivScalarInplaceCpu for Cpu {
             "_foreach_addcdiv_",
             self_,
             &[tensor1, tensor2],
-            |x, t| x + a * (t[0] / t[1]),
-            |x, t| x + b * (t[0] / t[1]),
+            |_, x, t| x + a * (t[0] / t[1]),
+            |_, x, t| x + b * (t[0] / t[1]),
             |i| self_[i].try_addcdiv_with_(&tensor1[i], &tensor2[i], AddcdivInplaceOpts { value }).map(drop),
         )
     }
@@ -264,7 +453,7 @@ impl ForeachAddcdivScalarInplaceCpu for Cpu {
 
 impl ForeachZeroInplaceCpu for Cpu {
     fn foreach_zero_(self_: &[Tensor]) -> Result<()> {
-        elementwise("_foreach_zero_", self_, &[], |_, _| 0.0, |_, _| 0.0, |i| self_[i].try_zero_().map(drop))
+        elementwise("_foreach_zero_", self_, &[], |_, _, _| 0.0, |_, _, _| 0.0, |i| self_[i].try_zero_().map(drop))
     }
 }
 

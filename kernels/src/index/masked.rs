@@ -6,23 +6,13 @@ use crate::generated::decls::{
     MaskedFillInplaceScalarCpu, MaskedFillInplaceScalarMeta, MaskedFillInplaceTensorCpu, MaskedFillInplaceTensorMeta,
     MaskedFillScalarCompositeExplicit, MaskedFillTensorCompositeExplicit,
 };
-use crate::iter::{infer_size, to_dtype, TensorIterator, TensorIteratorConfig};
+use crate::iter::{infer_size, TensorIterator, TensorIteratorConfig};
 use crate::logical::promote::FromScalar;
 use crate::support::type_meta_name;
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::{match_dtype, ops, DType, Error, MemoryFormat, Result, Scalar, Tensor};
 
-/// The value of a one-element tensor as a Scalar of its category (`Tensor::item`).
-pub(crate) fn item_scalar(t: &Tensor) -> Result<Scalar> {
-    if t.numel() != 1 {
-        return Err(Error::value(format!("a Tensor with {} elements cannot be converted to Scalar", t.numel())));
-    }
-    Ok(match t.dtype() {
-        DType::Bool => Scalar::Bool(to_dtype(t, DType::Bool)?.to_vec::<bool>()?[0]),
-        d if d.is_floating_point() => Scalar::Float(to_dtype(t, DType::F64)?.to_vec::<f64>()?[0]),
-        _ => Scalar::Int(to_dtype(t, DType::I64)?.to_vec::<i64>()?[0]),
-    })
-}
+pub(crate) use crate::support::item_scalar;
 
 /// `masked_fill_impl_cpu`: a bool mask broadcastable to `self` (which is not resized), no
 /// partial overlap between them, then `value` (converted to `self`'s dtype with overflow

@@ -23,7 +23,11 @@ impl CosineSimilarityCompositeImplicit for Composite {
             // Normalised in its own dtype; the product promotes (as PyTorch computes it).
             let x = x.try_expand(&shape)?;
             let norm = ops::linalg_vector_norm::call(&x, Scalar::Int(2), Some(&[dim]), true, None)?;
-            x.try_div(&ops::clamp::call(&norm, Some(Scalar::Float(eps)), None)?)
+            // PyTorch clamps a copy of the norm in place under no_grad: the value is clamped but
+            // the gradient flows as if it were not (also below `eps`).
+            let norm = ops::deep_clone::call(&norm, None)?;
+            oxten_runtime::autograd::no_grad(|| ops::clamp_::call(&norm, Some(Scalar::Float(eps)), None))?;
+            x.try_div(&norm)
         };
         unit(x1)?.try_mul(&unit(x2)?)?.try_sum_dim_intlist_with(
             Some(&[dim]),

@@ -1,16 +1,15 @@
-//! Pointwise operators that are compositions of others (CompositeImplicitAutograd, as in
-//! PyTorch's decompositions): autograd, double backward and every backend come from the
-//! operators they call.
+//! Pointwise operators that are compositions of others: every backend comes from the operators
+//! they call, and so do autograd and double backward for the CompositeImplicitAutograd ones.
 //!
 //! * `logit(x, eps)` is `log(z / (1 - z))` with `z = clamp(x, eps, 1 - eps)` when `eps >= 0`
 //!   (PyTorch's kernel skips the clamp for `None` or a negative `eps`); `clamp`'s gradient gives
 //!   `logit_backward`'s zero outside `[eps, 1 - eps]`.
 //! * `clamp.Tensor(x, min, max)` is `minimum(maximum(x, min), max)`: the bounds broadcast and
 //!   take part in type promotion, and NaN in `x` or a bound propagates, as in PyTorch's kernel.
-//!   At an exact tie between `x` and a bound the gradient is shared (that of `maximum` /
-//!   `minimum`) where PyTorch gives it all to `x`.
+//!   It is CompositeExplicitAutograd: its derivatives.yaml formula routes the gradient as PyTorch
+//!   does where `x` ties a bound or `min > max`, which the composition's gradient would not.
 
-use crate::generated::decls::{ClampTensorCompositeImplicit, LogitCompositeImplicit, LogitInplaceCompositeImplicit};
+use crate::generated::decls::{ClampTensorCompositeExplicit, LogitCompositeImplicit, LogitInplaceCompositeImplicit};
 use crate::iter::scalar_type_name;
 use crate::Composite;
 use oxten_runtime::ops;
@@ -41,7 +40,7 @@ impl LogitInplaceCompositeImplicit for Composite {
     }
 }
 
-impl ClampTensorCompositeImplicit for Composite {
+impl ClampTensorCompositeExplicit for Composite {
     fn clamp_tensor(self_: &Tensor, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
         match (min, max) {
             (None, None) => Err(Error::value("torch.clamp: At least one of 'min' or 'max' must not be None")),

@@ -23,6 +23,7 @@ pub enum IValue {
     BoolList(Vec<bool>),
     Str(String),
     Scalar(Scalar),
+    ScalarList(Vec<Scalar>),
     DType(DType),
     Device(Device),
     MemoryFormat(MemoryFormat),
@@ -49,6 +50,7 @@ impl IValue {
             IValue::BoolList(_) => "bool[]",
             IValue::Str(_) => "str",
             IValue::Scalar(_) => "Scalar",
+            IValue::ScalarList(_) => "Scalar[]",
             IValue::DType(_) => "ScalarType",
             IValue::Device(_) => "Device",
             IValue::MemoryFormat(_) => "MemoryFormat",
@@ -110,7 +112,7 @@ macro_rules! ivalue_conv {
 ivalue_conv!(
     Tensor => Tensor, Vec<Tensor> => TensorList, Vec<Option<Tensor>> => OptionalTensorList,
     i64 => Int, Vec<i64> => IntList, f64 => Float, Vec<f64> => FloatList, bool => Bool,
-    Vec<bool> => BoolList, String => Str, Scalar => Scalar, DType => DType, Device => Device,
+    Vec<bool> => BoolList, String => Str, Scalar => Scalar, Vec<Scalar> => ScalarList, DType => DType, Device => Device,
     MemoryFormat => MemoryFormat, Layout => Layout,
 );
 
@@ -166,6 +168,11 @@ impl IntoIValue for &[bool] {
 impl IntoIValue for &[f64] {
     fn into_ivalue(self) -> IValue {
         IValue::FloatList(self.to_vec())
+    }
+}
+impl IntoIValue for &[Scalar] {
+    fn into_ivalue(self) -> IValue {
+        IValue::ScalarList(self.to_vec())
     }
 }
 impl IntoIValue for Option<&[f64]> {

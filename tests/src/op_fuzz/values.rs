@@ -128,6 +128,10 @@ pub fn draw(rng: &mut Rng, plan: &CallPlan, arg: &ArgInfo) -> IValue {
             let n = list_len(rng, ty);
             IValue::FloatList((0..n).map(|_| float_value(rng)).collect())
         }
+        _ if ty.starts_with("Scalar[") => {
+            let n = list_len(rng, ty);
+            IValue::ScalarList((0..n).map(|_| scalar_value(rng, plan)).collect())
+        }
         _ if ty.starts_with("bool[") => {
             let n = list_len(rng, ty);
             IValue::BoolList((0..n).map(|_| rng.chance(0.5)).collect())

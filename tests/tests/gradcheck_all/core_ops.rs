@@ -2,7 +2,7 @@
 
 use super::{case, fresh, Case, Rng};
 use oxten::options::*;
-use oxten::{DType, MemoryFormat, Scalar, Tensor};
+use oxten::{ops, DType, MemoryFormat, Scalar, Tensor};
 
 pub(crate) fn cases(r: &Rng) -> Vec<Case> {
     let alpha = |a: f64| AddOpts { alpha: Scalar::Float(a) };
@@ -80,6 +80,13 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         }),
         case("clamp", "min only, in-place", vec![r.distinct(&[8])], |x| {
             fresh(&x[0])?.try_clamp_with_(ClampInplaceOpts { min: Some(Scalar::Float(-0.45)), max: None })
+        }),
+        case("clamp.Tensor", "broadcast bounds", vec![r.any(&[2, 3]), r.any(&[3]), r.any(&[2, 1])], |x| {
+            let (lo, hi) = (x[1].try_sub_scalar(0.5)?, x[2].try_add_scalar(0.5)?);
+            ops::clamp_tensor::call(&x[0], Some(&lo), Some(&hi))
+        }),
+        case("clamp.Tensor", "min only", vec![r.any(&[2, 3]), r.any(&[3])], |x| {
+            ops::clamp_tensor::call(&x[0], Some(&x[1]), None)
         }),
         case("where.self", "broadcast", vec![r.any(&[2, 3]), r.any(&[3])], |x| {
             let cond = Tensor::from_vec(vec![true, false, true, false, false, true], &[2, 3])?;

@@ -178,6 +178,46 @@ pub fn clamp_backward(grad: &Tensor, x: &Tensor, min: Option<Scalar>, max: Optio
     Ok(g)
 }
 
+/// The gradient of `clamp(x, min, max)` with tensor bounds for input `which` (0 `x`, 1 `min`,
+/// 2 `max`), routed as PyTorch routes it: to whichever of the three the output equals, split in
+/// halves where `x` ties a bound of a non-empty interval, all to `x` where `x == min == max`, and
+/// all to `max` where `min > max` (the output is `max` there).
+pub fn clamp_tensor_backward(
+    grad: &Tensor,
+    x: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+    which: usize,
+) -> Result<Tensor> {
+    let dtype = grad.dtype();
+    let w = |mask: Result<Tensor>| mask?.try_to_dtype(dtype);
+    let half = |mask: Result<Tensor>| w(mask)?.try_mul_scalar(0.5);
+    let weight = match (min, max) {
+        (Some(lo), Some(hi)) => {
+            let ordered = w(lo.try_le(hi))?;
+            let open = w(lo.try_lt(hi))?;
+            match which {
+                0 => {
+                    let inside = w(x.try_gt(lo))?.try_mul(&w(x.try_lt(hi))?)?;
+                    inside.try_add(&half(x.try_eq(lo))?)?.try_add(&half(x.try_eq(hi))?)?.try_mul(&ordered)?
+                }
+                1 => w(x.try_lt(lo))?.try_add(&half(x.try_eq(lo))?.try_mul(&open)?)?.try_mul(&ordered)?,
+                _ => {
+                    let above = w(x.try_gt(hi))?.try_add(&half(x.try_eq(hi))?.try_mul(&open)?)?.try_mul(&ordered)?;
+                    above.try_add(&w(lo.try_gt(hi))?)?
+                }
+            }
+        }
+        // One bound: `maximum` / `minimum`, ties split.
+        (Some(lo), None) if which == 0 => w(x.try_gt(lo))?.try_add(&half(x.try_eq(lo))?)?,
+        (Some(lo), None) => w(x.try_lt(lo))?.try_add(&half(x.try_eq(lo))?)?,
+        (None, Some(hi)) if which == 0 => w(x.try_lt(hi))?.try_add(&half(x.try_eq(hi))?)?,
+        (None, Some(hi)) => w(x.try_gt(hi))?.try_add(&half(x.try_eq(hi))?)?,
+        (None, None) => return Ok(grad.clone()),
+    };
+    grad.try_mul(&weight)
+}
+
 /// `grad * silu'(x)`, with `silu'(x) = s * (1 + x * (1 - s))` and `s = sigmoid(x)`.
 pub fn silu_backward(grad: &Tensor, x: &Tensor) -> Result<Tensor> {
     let s = ops::sigmoid::call(x)?;
