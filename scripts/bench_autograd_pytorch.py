@@ -40,6 +40,17 @@ def mlp_cases(out):
 
     out["autograd/mlp_784_256_10_b64_fwd_bwd"] = (median_time(step), None)
     out["autograd/mlp_784_256_10_b64_fwd"] = (median_time(loss), None)
+    # Forward mode along a direction of w1: torch.func.jvp, and forward-over-reverse for the HVP.
+    from torch.func import grad, jvp
+    ps = [p.detach() for p in params]
+    v = filled((256, 784), 0.01)
+
+    def loss_of_w1(w):
+        h = torch.relu(x.mm(w.t()) + ps[1])
+        return torch.tanh(h.mm(ps[2].t()) + ps[3]).sum()
+
+    out["autograd/mlp_784_256_10_b64_jvp"] = (median_time(lambda: jvp(loss_of_w1, (ps[0],), (v,))), None)
+    out["autograd/mlp_784_256_10_b64_hvp"] = (median_time(lambda: jvp(grad(loss_of_w1), (ps[0],), (v,))), None)
 
 
 def chain_case(out, reps=60):

@@ -50,6 +50,7 @@ const DERIVATIVES: &str = "\
 - name: mul.Tensor(Tensor self, Tensor other) -> Tensor
   self: grad.try_mul(&other)?
   other: grad.try_mul(&self)?
+  result: self_t.try_mul(&other_p)?.try_add(&other_t.try_mul(&self_p)?)?
 - name: exp(Tensor self) -> Tensor
   self: grad.try_mul(&result)?
 - name: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
@@ -158,6 +159,21 @@ fn snapshot_of_the_functional_and_in_place_kernels() {
                 let _below_autograd = ExcludeGuard::new(KeySet::AUTOGRAD);
                 ops::mul::call(self_, other)
             }?;
+            if forward_ad::is_active() {
+                for level in forward_ad::levels_of(&[Some(self_), Some(other)]) {
+                    let _hidden = forward_ad::HideLevel::new(level);
+                    if result.dtype().is_floating_point() {
+                        let tangent = {
+                            let other_p = other.clone();
+                            let other_t = forward_ad::tangent_or_zeros(other, level)?;
+                            let self_p = self_.clone();
+                            let self_t = forward_ad::tangent_or_zeros(self_, level)?;
+                            self_t.try_mul(&other_p)?.try_add(&other_t.try_mul(&self_p)?)?
+                        };
+                        forward_ad::set_tangent(&result, level, tangent)?;
+                    }
+                }
+            }
             if let Some(grad_fn) = grad_fn.filter(|_| result.dtype().is_floating_point()) {
                 set_history(&[&result], Arc::new(grad_fn));
             }
@@ -172,6 +188,23 @@ fn snapshot_of_the_functional_and_in_place_kernels() {
         fn mul_inplace_autograd(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
             let requires_grad = compute_requires_grad(&[Some(self_), Some(other)]);
             check_inplace(self_, requires_grad)?;
+            let fw_levels = if forward_ad::is_active() {
+                forward_ad::levels_of(&[Some(self_), Some(other)])
+            } else {
+                Vec::new()
+            };
+            let mut fw_tangents: Vec<(u64, Tensor)> = Vec::new();
+            for &level in &fw_levels {
+                let _hidden = forward_ad::HideLevel::new(level);
+                let tangent = {
+                    let other_p = other.clone();
+                    let other_t = forward_ad::tangent_or_zeros(other, level)?;
+                    let self_p = self_.clone();
+                    let self_t = forward_ad::tangent_or_zeros(self_, level)?;
+                    self_t.try_mul(&other_p)?.try_add(&other_t.try_mul(&self_p)?)?
+                };
+                fw_tangents.push((level, tangent));
+            }
             let grad_fn = if requires_grad {
                 let original_self = oxten_runtime::ops::deep_clone::call(self_, None)?;
                 Some(MulBackward0 {
@@ -189,6 +222,9 @@ fn snapshot_of_the_functional_and_in_place_kernels() {
                 || vec![self_.into_ivalue(), other.into_ivalue()],
                 1,
             )?;
+            for (level, tangent) in fw_tangents {
+                forward_ad::set_tangent_inplace(self_, level, tangent)?;
+            }
             if let Some(grad_fn) = grad_fn {
                 rebase_history(self_, Arc::new(grad_fn));
             }
@@ -200,6 +236,15 @@ fn snapshot_of_the_functional_and_in_place_kernels() {
                 return Err(
                     Error::runtime(
                         "mul.out(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.",
+                    ),
+                );
+            }
+            if forward_ad::is_active()
+                && !forward_ad::levels_of(&[Some(self_), Some(other), Some(out)]).is_empty()
+            {
+                return Err(
+                    Error::runtime(
+                        "mul.out(): functions with out=... arguments don't support automatic differentiation, but one of the arguments has a forward gradient.",
                     ),
                 );
             }
@@ -276,7 +321,7 @@ fn views_out_variants_and_missing_formulas() {
     // Registration and the exported table.
     assert!(g.contains("ops::mul_::OP.register(DispatchKey::Autograd, mul_inplace_autograd);"));
     let table = squash(&items(&g, "DERIVATIVES"));
-    assert!(table.contains("DerivativeEntry { op: \"eq.Tensor\", schema: \"eq.Tensor(Tensor self, Tensor other) -> Tensor\", node: None, inputs: &[], line: 10, }"), "{table}");
+    assert!(table.contains("DerivativeEntry { op: \"eq.Tensor\", schema: \"eq.Tensor(Tensor self, Tensor other) -> Tensor\", node: None, inputs: &[], line: 11, }"), "{table}");
     assert!(table.contains("DerivativeEntry { op: \"mul.Tensor\", schema: \"mul.Tensor(Tensor self, Tensor other) -> Tensor\", node: Some(\"MulBackward0\"), inputs: &[\"self\", \"other\"], line: 1, }"), "{table}");
 }
 

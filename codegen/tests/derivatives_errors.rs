@@ -130,17 +130,45 @@ fn tensor_list_inputs() {
 }
 
 #[test]
-fn unknown_inputs_and_forward_formulas_are_rejected() {
+fn unknown_inputs_are_rejected() {
     check(
         "\
 - name: scale(Tensor self, float factor) -> Tensor
   self: grad.try_mul_scalar(factor)?
   input: grad
-  result: self_t
+  result: auto_element_wise
+",
+        expect![[
+            r#"derivatives.yaml:3: in `scale`: `input` is not an argument of `scale` (its arguments: self, factor; outputs take forward formulas: result)"#
+        ]],
+    );
+}
+
+#[test]
+fn forward_formulas_are_checked() {
+    // Unknown names (with the names in scope), a tangent of a non-differentiable input,
+    // `auto_element_wise` with two differentiable inputs, a non-differentiable output.
+    check(
+        "\
+- name: scale(Tensor self, float factor) -> Tensor
+  self: grad.try_mul_scalar(factor)?
+  result: self_t.try_mul_scalar(factr)?
+- name: mul.Tensor(Tensor self, Tensor other) -> Tensor
+  self: grad.try_mul(&other)?
+  other: grad.try_mul(&self)?
+  result: auto_element_wise
+- name: pick(Tensor self, Tensor index) -> (Tensor values, Tensor indices)
+  self: grad
+  index: non_differentiable
+  output_differentiability: [True, False]
+  result0: self_t.try_mul(&index_t)?
+  result1: auto_linear
 ",
         expect![[r#"
-            derivatives.yaml:3: in `scale`: `input` is not an argument of `scale` (its arguments: self, factor)
-            derivatives.yaml:4: in `scale`: `result` is an output: forward-mode formulas are not supported; keys name the inputs (self, factor)"#]],
+            derivatives.yaml:3: in `scale`: forward formula for `result`: unknown name `factr`; names in scope: factor, result, self_p, self_t
+            derivatives.yaml:7: in `mul.Tensor`: `auto_element_wise` needs exactly one differentiable tensor input, and `mul.Tensor` has 2 (self, other); write the formula
+            derivatives.yaml:12: in `pick`: forward formula for `result0` uses the tangent `index_t` of an input that is not differentiable
+            derivatives.yaml:13: in `pick`: `result1` is not a differentiable output: it has no tangent"#]],
     );
 }
 

@@ -6,6 +6,9 @@
 //!   batch of 64 f32 rows, then `backward()` into the four parameters, whose `.grad` is cleared
 //!   (`set_grad(None)`) before each step, as `optimizer.zero_grad()` does.
 //! - `autograd/mlp_784_256_10_b64_fwd`: the same forward pass alone (recording the graph).
+//! - `autograd/mlp_784_256_10_b64_jvp` / `_hvp`: `oxten::func::jvp` / `hvp` of that loss (with a
+//!   `tanh` before the sum, so the Hessian is not zero) along a direction of `w1`, against
+//!   `torch.func.jvp` and `jvp(grad(...))`.
 //! - `autograd/chain_1000_backward`: `backward()` through a chain of 1000 alternating
 //!   `mul_scalar` / `add` nodes on a 1-element tensor (the graph is built outside the timing);
 //!   divided by 1000 it is the engine's overhead per node.
@@ -62,6 +65,24 @@ fn mlp(g: &mut BenchmarkGroup<'_, WallTime>) {
         })
     });
     g.bench_function("mlp_784_256_10_b64_fwd", |b| b.iter(|| black_box(net.loss(&x))));
+    // Forward mode: the JVP of the loss along a direction of `w1` (plain tensors, nothing
+    // requires grad), and the Hessian-vector product by forward-over-reverse.
+    let ps: Vec<Tensor> = net.params().iter().map(|p| p.detach()).collect();
+    let loss_of_w1 = |w: &[Tensor]| -> oxten::Result<Tensor> {
+        let h = x.try_mm(&w[0].try_t()?)?.try_add(&ps[1])?.try_relu()?;
+        h.try_mm(&ps[2].try_t()?)?.try_add(&ps[3])?.try_tanh()?.try_sum()
+    };
+    let v = filled(&[256, 784], 0.01);
+    g.bench_function("mlp_784_256_10_b64_jvp", |b| {
+        b.iter(|| {
+            black_box(oxten::func::jvp(loss_of_w1, std::slice::from_ref(&ps[0]), std::slice::from_ref(&v)).unwrap())
+        })
+    });
+    g.bench_function("mlp_784_256_10_b64_hvp", |b| {
+        b.iter(|| {
+            black_box(oxten::func::hvp(loss_of_w1, std::slice::from_ref(&ps[0]), std::slice::from_ref(&v)).unwrap())
+        })
+    });
 }
 
 const CHAIN: usize = 1000;

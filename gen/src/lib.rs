@@ -56,6 +56,7 @@ pub mod autograd;
 pub mod backend;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+pub mod func;
 pub mod nn;
 pub mod optim;
 pub mod safetensors;

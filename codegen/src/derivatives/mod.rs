@@ -37,6 +37,35 @@
 //!   every `Tensor` return). An operator none of whose outputs is differentiable needs no
 //!   formulas and gets no autograd kernel.
 //!
+//! # Forward-mode formulas
+//!
+//! `result:` (or `result0:`, `result1:` … for several returns) gives the *tangent* of a
+//! differentiable output, for forward-mode AD (`oxten::autograd::forward_ad`, `oxten::func`):
+//!
+//! ```yaml
+//! - name: mul.Tensor(Tensor self, Tensor other) -> Tensor
+//!   self: grad.try_mul(&other)?
+//!   other: grad.try_mul(&self)?
+//!   result: self_t.try_mul(&other_p)?.try_add(&other_t.try_mul(&self_p)?)?
+//! - name: exp(Tensor self) -> Tensor
+//!   self: grad.try_mul(&result)?
+//!   result: auto_element_wise
+//! - name: view(Tensor(a) self, SymInt[] size) -> Tensor(a)
+//!   self: grad.try_reshape(&self.sizes())?
+//!   result: auto_linear
+//! ```
+//!
+//! - An explicit formula is a Rust expression over `<input>_p` (the primal) and `<input>_t`
+//!   (its tangent; zeros when it has none; `Option` for `Tensor?`, `Vec` for `Tensor[]`) of
+//!   each differentiable input, the other arguments and non-differentiable tensors by name,
+//!   and the outputs (`result`, `result0` …, return names). Quote it when it starts with `{`.
+//! - `auto_element_wise`: the backward formula of the single differentiable input with the
+//!   tangent in place of `grad` (right when the Jacobian is diagonal).
+//! - `auto_linear`: the operator applied to the tangents (right when it is linear in them).
+//! - An in-place variant applies its functional entry's formula and updates the tangent in
+//!   place. An entry with a differentiable output but no forward formula makes forward-mode AD
+//!   through the operator an error; the generated `NO_FORWARD_FORMULA` lists such entries.
+//!
 //! # Names in scope in a formula
 //!
 //! | name | value |
@@ -67,8 +96,10 @@
 //! Every problem is reported as `derivatives.yaml:12: in `mul.Tensor`: …`: YAML that is not a
 //! list of entries, a schema that matches no operator, formulas for a non-tensor argument or an
 //! unknown input, unparseable Rust, unknown names in a formula (with the names in scope), a
-//! differentiable input with neither a formula nor `non_differentiable`, and entries for out=,
-//! in-place (with a functional variant) or CompositeImplicitAutograd-only operators.
+//! differentiable input with neither a formula nor `non_differentiable`, entries for out=,
+//! in-place (with a functional variant) or CompositeImplicitAutograd-only operators, and in
+//! forward formulas: a tangent of a non-differentiable input, `auto_element_wise` with several
+//! differentiable inputs, a formula for a non-differentiable output.
 //!
 //! Differentiable operators with a kernel below autograd but no entry are not an error: their
 //! autograd kernel records a `NotImplementedBackward` node, so the forward works and backward
@@ -82,7 +113,10 @@ mod resolve;
 pub use calls::{scan_rust, unknown_calls, Vocabulary};
 pub use formula::{meta_method, print_expr, MetaMethod, Refs, METADATA_METHODS};
 pub use load::{load, RawEntry, RawFormula};
-pub use resolve::{has_backend_kernel, Binding, Derivative, DiffInput, FieldSource, Formula, SavedField, ValueBy};
+pub use resolve::{
+    has_backend_kernel, Binding, Derivative, DiffInput, FieldSource, Formula, ForwardFormula, ForwardKind, SavedField,
+    ValueBy,
+};
 
 use crate::yaml::NativeFunction;
 

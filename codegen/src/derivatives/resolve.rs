@@ -2,7 +2,7 @@
 //! its name, its differentiable inputs, what it saves and how each formula's names are bound.
 
 use super::formula::{self, MetaMethod, Refs};
-use super::load::{RawEntry, RawError};
+use super::load::{RawEntry, RawError, RawFormula};
 use crate::emit::names::{self, TensorArg};
 use crate::model::{Argument, BaseTy, FunctionSchema, SchemaKind, Type};
 use crate::yaml::NativeFunction;
@@ -36,6 +36,37 @@ pub struct Formula {
     pub code: String,
     /// The locals the code uses, each bound in `apply` as [`Derivative::bindings`] says.
     pub locals: BTreeSet<String>,
+}
+
+/// How the tangent of one output is computed (forward mode, `result:` keys).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ForwardKind {
+    /// A Rust expression over `<input>_p` (primals), `<input>_t` (tangents of the differentiable
+    /// inputs), the non-tensor arguments and non-differentiable tensors by name, and the outputs.
+    Explicit {
+        /// The code, `self` renamed.
+        code: String,
+        /// The names it uses.
+        names: BTreeSet<String>,
+    },
+    /// `auto_element_wise`: the backward formula of the single differentiable input (index into
+    /// [`Derivative::formulas`]) with the tangent in place of `grad`.
+    ElementWise { formula: usize },
+    /// `auto_linear`: the operator applied to the tangents.
+    Linear,
+}
+
+/// The forward formula of one differentiable output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForwardFormula {
+    /// The 1-based line of its key.
+    pub line: usize,
+    /// The output it gives the tangent of.
+    pub output: usize,
+    pub kind: ForwardKind,
+    /// Whether it reads an output (then it runs after the operator, else before an in-place
+    /// write).
+    pub uses_result: bool,
 }
 
 /// How a local of a formula gets its value inside `apply`.
@@ -120,6 +151,8 @@ pub struct Derivative {
     /// Whether the tensor `self` is saved in full: an in-place variant must then save a clone
     /// of `self` taken before it writes.
     pub saves_self: bool,
+    /// The forward-mode formulas (`result:` keys), at most one per differentiable output.
+    pub forward: Vec<ForwardFormula>,
 }
 
 impl Derivative {
@@ -130,6 +163,10 @@ impl Derivative {
     /// The indices of the differentiable outputs, in order (the node's grads).
     pub fn differentiable_outputs(&self) -> Vec<usize> {
         (0..self.output_differentiability.len()).filter(|&i| self.output_differentiability[i]).collect()
+    }
+    /// Whether every differentiable output has a forward formula.
+    pub fn has_forward(&self) -> bool {
+        self.differentiable_outputs().iter().all(|o| self.forward.iter().any(|f| f.output == *o))
     }
 }
 
@@ -337,23 +374,20 @@ fn resolve_entry(e: &RawEntry, f: &NativeFunction, node: String) -> Result<Deriv
     let mut non_diff: BTreeSet<String> = BTreeSet::new();
     let mut has_formula: BTreeMap<String, usize> = BTreeMap::new();
     let mut parsed: Vec<(usize, Vec<String>, String, syn::Expr, Refs)> = Vec::new();
-    for rf in &e.formulas {
+    let is_output = |v: &String| scope.get(v).is_some_and(|n| matches!(n, Name::Output(_)));
+    let (forward_raw, backward_raw): (Vec<&RawFormula>, Vec<&RawFormula>) =
+        e.formulas.iter().partition(|rf| rf.vars.iter().any(is_output));
+    for rf in &backward_raw {
         let mut ok = true;
         for v in &rf.vars {
             match args.iter().find(|a| &a.name == v) {
                 None => {
-                    let msg = if scope.get(v).is_some_and(|n| matches!(n, Name::Output(_))) {
-                        format!(
-                            "`{v}` is an output: forward-mode formulas are not supported; keys name the inputs ({})",
-                            arg_names.join(", ")
-                        )
-                    } else {
-                        format!(
-                            "`{v}` is not an argument of `{}` (its arguments: {})",
-                            schema.name,
-                            arg_names.join(", ")
-                        )
-                    };
+                    let msg = format!(
+                        "`{v}` is not an argument of `{}` (its arguments: {}; outputs take forward formulas: {})",
+                        schema.name,
+                        arg_names.join(", "),
+                        (0..nret).map(|i| result_name(nret, i)).collect::<Vec<_>>().join(", ")
+                    );
                     errors.push((rf.line, msg));
                     ok = false;
                 }
@@ -544,6 +578,7 @@ fn resolve_entry(e: &RawEntry, f: &NativeFunction, node: String) -> Result<Deriv
         formulas.push(Formula { line: *line, vars, text: text.clone(), code, locals });
     }
     let saves_self = full.contains("self") && matches!(scope.get("self"), Some(Name::Input(_)));
+    let forward = resolve_forward(&forward_raw, &args, schema, &scope, &inputs, &formulas, &diff_outputs)?;
     Ok(Derivative {
         line: e.line,
         name: schema.name.to_string(),
@@ -555,5 +590,122 @@ fn resolve_entry(e: &RawEntry, f: &NativeFunction, node: String) -> Result<Deriv
         fields,
         bindings,
         saves_self,
+        forward,
     })
+}
+
+/// Checks the forward formulas (`result:` keys) of an entry.
+fn resolve_forward(
+    raw: &[&RawFormula],
+    args: &[&Argument],
+    schema: &FunctionSchema,
+    scope: &BTreeMap<String, Name>,
+    inputs: &[DiffInput],
+    formulas: &[Formula],
+    diff_outputs: &[usize],
+) -> Result<Vec<ForwardFormula>, Vec<(usize, String)>> {
+    let mut errors = Vec::new();
+    let mut out: Vec<ForwardFormula> = Vec::new();
+    for rf in raw {
+        let [v] = &rf.vars[..] else {
+            errors.push((
+                rf.line,
+                format!("`{}`: a forward formula gives the tangent of one output", rf.vars.join(", ")),
+            ));
+            continue;
+        };
+        let Some(Name::Output(output)) = scope.get(v) else {
+            errors.push((rf.line, format!("`{v}` mixes inputs and outputs in one key")));
+            continue;
+        };
+        if !diff_outputs.contains(output) {
+            errors.push((rf.line, format!("`{v}` is not a differentiable output: it has no tangent")));
+            continue;
+        }
+        if let Some(prev) = out.iter().find(|f| f.output == *output) {
+            errors.push((rf.line, format!("`{v}` already has a forward formula (line {})", prev.line)));
+            continue;
+        }
+        let (kind, uses_result) = match rf.text.as_str() {
+            "auto_element_wise" => {
+                if inputs.len() != 1 || inputs[0].list {
+                    let names: Vec<&str> = inputs.iter().map(|i| i.name.as_str()).collect();
+                    errors.push((
+                        rf.line,
+                        format!(
+                            "`auto_element_wise` needs exactly one differentiable tensor input, and `{}` has {} ({}); write the formula",
+                            schema.name,
+                            inputs.len(),
+                            names.join(", ")
+                        ),
+                    ));
+                    continue;
+                }
+                let Some(k) = formulas.iter().position(|f| f.vars == [0]) else {
+                    errors.push((rf.line, "`auto_element_wise` needs the backward formula of the input".into()));
+                    continue;
+                };
+                let uses = formulas[k].locals.iter().any(|l| {
+                    matches!(scope.get(l.trim_end_matches('_')), Some(Name::Output(_))) || l.starts_with("result")
+                });
+                (ForwardKind::ElementWise { formula: k }, uses)
+            }
+            "auto_linear" => (ForwardKind::Linear, false),
+            text => {
+                // Names: `x_p` / `x_t` for the differentiable inputs, others by name, outputs.
+                let mut fscope: BTreeMap<String, bool> = BTreeMap::new();
+                let mut tangents_of_non_diff: BTreeSet<String> = BTreeSet::new();
+                for a in args {
+                    let differentiable = inputs.iter().any(|i| i.name == a.name);
+                    if differentiable {
+                        fscope.insert(format!("{}_p", a.name), false);
+                        fscope.insert(format!("{}_t", a.name), false);
+                    } else {
+                        fscope.insert(a.name.clone(), false);
+                        if a.ty.is_tensor_like() {
+                            fscope.insert(format!("{}_p", a.name), false);
+                            fscope.insert(format!("{}_t", a.name), false);
+                            tangents_of_non_diff.insert(format!("{}_t", a.name));
+                        }
+                    }
+                }
+                for (name, n) in scope {
+                    if matches!(n, Name::Output(_)) {
+                        fscope.insert(name.clone(), false);
+                    }
+                }
+                let expr = match formula::parse(text) {
+                    Ok(x) => x,
+                    Err(m) => {
+                        errors.push((rf.line, format!("forward formula for `{v}`: {m}")));
+                        continue;
+                    }
+                };
+                let refs = match formula::analyze(&expr, &fscope) {
+                    Ok(r) => r,
+                    Err(m) => {
+                        errors.push((rf.line, format!("forward formula for `{v}`: {m}")));
+                        continue;
+                    }
+                };
+                if let Some(bad) = refs.names.iter().find(|n| tangents_of_non_diff.contains(*n)) {
+                    errors.push((
+                        rf.line,
+                        format!(
+                            "forward formula for `{v}` uses the tangent `{bad}` of an input that is not differentiable"
+                        ),
+                    ));
+                    continue;
+                }
+                let uses = refs.names.iter().any(|n| matches!(scope.get(n), Some(Name::Output(_))));
+                (ForwardKind::Explicit { code: formula::print_expr(&expr), names: refs.names }, uses)
+            }
+        };
+        out.push(ForwardFormula { line: rf.line, output: *output, kind, uses_result });
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
 }

@@ -11,9 +11,9 @@
 //!   a `NotImplementedBackward` node, so that only backward fails;
 //! - `register_autograd()`, and tables of the entries for tests and tooling.
 
-use super::foreach_autograd;
 use super::names::TensorArg;
 use super::sig::{OpSig, RustArg};
+use super::{foreach_autograd, forward_ad};
 use crate::derivatives::{has_backend_kernel, Binding, Derivative, FieldSource, ValueBy};
 use crate::model::{BaseTy, SchemaKind, Type};
 use crate::yaml::NativeFunction;
@@ -148,6 +148,7 @@ pub fn emit_autograd_selected(
     let mut s = String::new();
     s.push_str(
         "#[allow(unused_imports)] use oxten_runtime::{DType, Device, DimVec, Error, ErrorKind, Layout, MemoryFormat, Result, Scalar, Tensor};\n\
+         #[allow(unused_imports)] use oxten_runtime::autograd::forward_ad;\n\
          #[allow(unused_imports)] use oxten_runtime::autograd::{check_inplace, collect_next_edges, compute_requires_grad, make_view, rebase_history, set_history, Node, NodeBase, NotImplementedBackward, SavedVariable};\n\
          #[allow(unused_imports)] use oxten_runtime::dispatch::{DispatchKey, ExcludeGuard, IntoIValue, KeySet};\n\
          #[allow(unused_imports)] use oxten_runtime::Generator;\n\
@@ -243,6 +244,16 @@ pub fn emit_autograd_selected(
     }
     let items: Vec<String> = not_implemented.iter().map(|n| format!("{n:?}")).collect();
     let _ = writeln!(s, "pub const NOT_IMPLEMENTED: &[&str] = &[{}];", items.join(", "));
+    let no_forward: Vec<String> = ds
+        .iter()
+        .filter(|d| d.has_differentiable_output() && !d.has_forward())
+        .map(|d| format!("{:?}", d.name))
+        .collect();
+    let _ = writeln!(
+        s,
+        "/// derivatives.yaml entries with a differentiable output but no forward formula (`result:`):\n/// forward-mode AD through them is an error.\npub const NO_FORWARD_FORMULA: &[&str] = &[{}];",
+        no_forward.join(", ")
+    );
     Ok(s)
 }
 
@@ -507,6 +518,11 @@ fn emit_kernel(s: &mut String, k: &Kernel) -> String {
         s.push_str("check_inplace(self_, requires_grad)?;\n");
     }
     match d {
+        None => forward_ad::emit_refuse(s, &edges, &format!("forward_ad::not_implemented({:?})", sig.schema_name)),
+        Some(d) if inplace => forward_ad::emit_inplace_before(s, d, sig, &edges),
+        Some(_) => {}
+    }
+    match d {
         None => {
             let _ = writeln!(
                 s,
@@ -557,6 +573,13 @@ fn emit_kernel(s: &mut String, k: &Kernel) -> String {
     }
     let (pattern, names, diff) = outputs(sig, d);
     let _ = writeln!(s, "let {pattern} = {}?;", redispatch(sig));
+    if let Some(d) = d {
+        if inplace {
+            forward_ad::emit_inplace_after(s, d, sig);
+        } else {
+            forward_ad::emit_functional(s, d, sig, &edges);
+        }
+    }
     let diff_refs: Vec<String> = diff.iter().map(|n| format!("&{n}")).collect();
     if inplace {
         s.push_str("if let Some(grad_fn) = grad_fn {\n");
@@ -614,6 +637,11 @@ fn emit_out_kernel(s: &mut String, sig: &OpSig) -> String {
         "if compute_requires_grad({tensors}) {{\nreturn Err(Error::runtime(\"{}(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.\"));\n}}",
         sig.schema_name
     );
+    let message = format!(
+        "Error::runtime(\"{}(): functions with out=... arguments don't support automatic differentiation, but one of the arguments has a forward gradient.\")",
+        sig.schema_name
+    );
+    forward_ad::emit_refuse(s, &tensors, &message);
     let _ = writeln!(s, "{}\n}}", redispatch(sig));
     fname
 }

@@ -139,15 +139,25 @@ impl ForeachOp<'_> {
             .collect();
         let _ = writeln!(
             s,
-            "/// Autograd kernel of `{}`: the fused kernel below autograd, or, when grad mode is on and a\n/// tensor of the lists requires grad, `{}` at each index, recorded as that operator records it.",
+            "/// Autograd kernel of `{}`: the fused kernel below autograd, or, when grad mode is on and a\n/// tensor of the lists requires grad (or has a forward-mode tangent), `{}` at each index,\n/// recorded as that operator records it.",
             sig.f.func, self.per_tensor.schema_name
         );
         // The loops index several lists in step.
-        let _ = writeln!(s, "#[allow(clippy::needless_range_loop)]\nfn {fname}({}) -> Result<{}> {{", sig.params(), sig.ret);
+        let _ = writeln!(
+            s,
+            "#[allow(clippy::needless_range_loop)]\nfn {fname}({}) -> Result<{}> {{",
+            sig.params(),
+            sig.ret
+        );
         let any: Vec<String> = lists.iter().map(|l| format!("{l}.iter().any(Tensor::requires_grad)")).collect();
         let _ = writeln!(
             s,
-            "if !(oxten_runtime::autograd::is_grad_enabled() && ({})) {{\nreturn {below};\n}}",
+            "let tangents = forward_ad::is_active() && !forward_ad::levels_of_lists(&[{}]).is_empty();",
+            lists.join(", ")
+        );
+        let _ = writeln!(
+            s,
+            "let records = oxten_runtime::autograd::is_grad_enabled() && ({});\nif !(tangents || records) {{\nreturn {below};\n}}",
             any.join(" || ")
         );
         let Some(kernel) = per_tensor_kernel else {

@@ -20,6 +20,7 @@ pub mod autocast;
 pub mod autograd;
 pub mod decls;
 pub mod foreach_autograd;
+pub mod forward_ad;
 pub mod names;
 pub mod ops;
 pub mod pointwise;

@@ -226,6 +226,7 @@ fn float_lit(x: f64) -> String {
 }
 
 /// Whether the argument is a single tensor (`Tensor` or `Tensor?`), a tensor list, or neither.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TensorArg {
     One,
     Optional,

@@ -32,11 +32,14 @@ pub struct GradcheckOpts {
     /// Seed of the random projections (fast mode) and of the random output gradients
     /// ([`gradgradcheck`]).
     pub seed: u64,
+    /// Also check forward mode: the Jacobian from one JVP per input element (dual tensors)
+    /// against the numerical one and the reverse-mode one (whole Jacobians, also in fast mode).
+    pub check_forward_ad: bool,
 }
 
 impl Default for GradcheckOpts {
     fn default() -> Self {
-        GradcheckOpts { eps: 1e-6, atol: 1e-5, rtol: 1e-3, fast_mode: false, seed: 0 }
+        GradcheckOpts { eps: 1e-6, atol: 1e-5, rtol: 1e-3, fast_mode: false, seed: 0, check_forward_ad: false }
     }
 }
 
@@ -213,6 +216,40 @@ fn analytical_jacobian<O: Outputs>(
     Ok(jacobians)
 }
 
+/// The Jacobian by forward mode, same layout as [`numerical_jacobian`]: one JVP per element of
+/// each differentiated input.
+fn forward_jacobian<O: Outputs>(f: &impl Fn(&[Tensor]) -> Result<O>, inputs: &[Tensor]) -> Result<Vec<Vec<Vec<f64>>>> {
+    use super::forward_ad::{dual_level, make_dual, unpack_dual};
+    let n_out = eval_flat(f, inputs)?.len();
+    let mut jacobians = Vec::new();
+    for i in wrt(inputs) {
+        let n = inputs[i].numel() as usize;
+        let mut jac = vec![vec![0.0; n]; n_out];
+        for j in 0..n {
+            let mut onehot = vec![0.0; n];
+            onehot[j] = 1.0;
+            let tangent = with_values(&inputs[i], &onehot)?;
+            let column = dual_level(|| -> Result<Vec<f64>> {
+                let mut args = inputs.to_vec();
+                args[i] = make_dual(&inputs[i], &tangent)?;
+                let mut col = Vec::with_capacity(n_out);
+                for o in f(&args)?.into_outputs().iter().filter(|o| o.dtype().is_floating_point()) {
+                    match unpack_dual(o)?.1 {
+                        Some(t) => col.extend(t.to_f64_vec()?),
+                        None => col.extend(std::iter::repeat_n(0.0, o.numel() as usize)),
+                    }
+                }
+                Ok(col)
+            })?;
+            for (k, row) in jac.iter_mut().enumerate() {
+                row[j] = column[k];
+            }
+        }
+        jacobians.push(jac);
+    }
+    Ok(jacobians)
+}
+
 /// The names of the outputs' `grad_fn`s, to say which op failed.
 fn describe_outputs(outputs: &[Tensor]) -> String {
     let names: Vec<String> = outputs
@@ -245,6 +282,27 @@ fn compare_jacobians<O: Outputs>(
 ) -> Result<Option<String>> {
     let numerical = numerical_jacobian(f, inputs, opts.eps)?;
     let analytical = analytical_jacobian(f, inputs)?;
+    if opts.check_forward_ad {
+        let forward = forward_jacobian(f, inputs)?;
+        for (w, (fw, (num, ana))) in forward.iter().zip(numerical.iter().zip(&analytical)).enumerate() {
+            let bad_num = num.iter().zip(fw).any(|(nr, fr)| nr.iter().zip(fr).any(|(&n, &a)| !close(a, n, opts)));
+            let bad_rev = ana.iter().zip(fw).any(|(ar, fr)| ar.iter().zip(fr).any(|(&r, &a)| !close(a, r, opts)));
+            if bad_num || bad_rev {
+                let outputs = f(inputs)?.into_outputs();
+                let against = if bad_num { ("numerical", num) } else { ("reverse mode", ana) };
+                return Ok(Some(format!(
+                    "Jacobian computed with forward mode mismatch with respect to input {} ({}).\n{}:\n{}\nforward mode:\n{}\n(rows: output elements, columns: input elements; atol {}, rtol {})",
+                    wrt(inputs)[w],
+                    describe_outputs(&outputs),
+                    against.0,
+                    format_matrix(against.1),
+                    format_matrix(fw),
+                    opts.atol,
+                    opts.rtol
+                )));
+            }
+        }
+    }
     for (w, (num, ana)) in numerical.iter().zip(&analytical).enumerate() {
         let bad = num.iter().zip(ana).any(|(nr, ar)| nr.iter().zip(ar).any(|(&n, &a)| !close(a, n, opts)));
         if bad {
@@ -276,7 +334,7 @@ pub fn gradcheck<O: Outputs>(f: impl Fn(&[Tensor]) -> Result<O>, inputs: &[Tenso
             x.dtype()
         )));
     }
-    if !opts.fast_mode {
+    if !opts.fast_mode || opts.check_forward_ad {
         return match compare_jacobians(&f, inputs, &opts)? {
             None => Ok(()),
             Some(msg) => Err(Error::runtime(format!("gradcheck failed: {msg}"))),

@@ -34,4 +34,4 @@ pub mod generated {
     include!(concat!(env!("OUT_DIR"), "/autograd.rs"));
 }
 
-pub use generated::{register_autograd, DerivativeEntry, DERIVATIVES, NOT_IMPLEMENTED};
+pub use generated::{register_autograd, DerivativeEntry, DERIVATIVES, NOT_IMPLEMENTED, NO_FORWARD_FORMULA};

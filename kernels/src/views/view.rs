@@ -1,7 +1,8 @@
-//! `view` (never copies) and `reshape` (a view when possible, else a contiguous copy).
+//! `view` (never copies), `alias` (the same view) and `reshape` (a view when possible, else a
+//! contiguous copy).
 
 use super::{compute_stride, infer_size, strided_view};
-use crate::generated::decls::{ReshapeCompositeImplicit, ViewCompositeExplicit};
+use crate::generated::decls::{AliasCompositeExplicit, ReshapeCompositeImplicit, ViewCompositeExplicit};
 use oxten_runtime::{ops, Error, MemoryFormat, Result, Tensor};
 
 /// PyTorch's message when a view would need a dim that crosses two memory chunks.
@@ -17,6 +18,14 @@ impl ViewCompositeExplicit for crate::Composite {
         let shape = infer_size(size, l.numel())?;
         let strides = compute_stride(&l.sizes, &l.strides, &shape).ok_or_else(|| Error::shape(VIEW_INCOMPATIBLE))?;
         strided_view(self_, &shape, &strides, l.offset)
+    }
+}
+
+impl AliasCompositeExplicit for crate::Composite {
+    /// The same layout over the same storage.
+    fn alias(self_: &Tensor) -> Result<Tensor> {
+        let l = self_.layout();
+        strided_view(self_, &l.sizes, &l.strides, l.offset)
     }
 }
 

@@ -51,6 +51,8 @@ pub(crate) struct AutogradMeta {
     /// The version at which an in-place op rebased this tensor's history; see
     /// `SavedVariable::new`.
     pub(crate) rebased_at_version: Option<u64>,
+    /// Forward-mode tangents, one per open dual level (see [`super::forward_ad`]).
+    pub(crate) fw_grads: Vec<(u64, Tensor)>,
 }
 
 /// The autograd slot of a `TensorImpl`: whether the tensor is an inference tensor, and its

@@ -17,11 +17,14 @@
 //! - **Views and in-place.** [`make_view`] links a view to its base; an in-place op on a view
 //!   rewrites the base's history through [`CopySlices`] ([`rebase_history`]), and the views of a
 //!   base modified in place regenerate their `grad_fn` from it.
+//! - **Forward mode.** [`forward_ad`]: dual tensors whose tangents every differentiable op
+//!   propagates with its `result:` formula; it composes with the reverse mode.
 //!
 //! The autograd state of a tensor lives in an optional slot of its `TensorImpl`, allocated only
 //! when it is needed.
 
 pub mod engine;
+pub mod forward_ad;
 mod function;
 mod functions;
 pub mod history;

@@ -70,7 +70,11 @@ impl SavedVariable {
             t.clone()
         } else {
             let l = t.layout();
-            t.alias_with_layout(&l.sizes, &l.strides, l.offset)?
+            let alias = t.alias_with_layout(&l.sizes, &l.strides, l.offset)?;
+            // A backward pass over this graph propagates the output's tangents
+            // (forward-over-reverse).
+            super::forward_ad::copy_tangents(t, &alias);
+            alias
         };
         Ok(SavedVariable {
             inner: Mutex::new(Inner {
@@ -184,6 +188,7 @@ impl SavedVariable {
         // A fresh alias with the node re-attached as its history.
         let l = data.layout();
         let t = data.alias_with_layout(&l.sizes, &l.strides, l.offset)?;
+        super::forward_ad::copy_tangents(data, &t);
         if i.requires_grad {
             if let Some(f) = grad_fn {
                 t.set_gradient_edge(Some(f), i.output_nr);

@@ -161,6 +161,7 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         }),
         case("as_strided", "expanded (stride 0)", vec![r.any(&[3])], |x| x[0].try_as_strided(&[2, 3], &[0, 1])),
         case("view", "", vec![r.any(&[2, 3])], |x| x[0].try_view(&[3, 2])?.try_mul_scalar(2.0)),
+        case("alias", "", vec![r.any(&[2, 3])], |x| x[0].try_t()?.try_alias()?.try_mul_scalar(2.0)),
         case("permute", "", vec![r.any(&[2, 3, 4])], |x| x[0].try_permute(&[2, 0, 1])?.try_mul_scalar(2.0)),
         case("transpose.int", "", vec![r.any(&[2, 3])], |x| x[0].try_transpose(0, 1)?.try_exp()),
         case("t", "", vec![r.any(&[2, 3])], |x| x[0].try_t()?.try_sin()),

@@ -166,6 +166,18 @@ fn every_entry_has_a_case() {
     }
 }
 
+/// Forward mode: the JVP Jacobian of every case against the numerical and reverse-mode ones
+/// (PyTorch's `check_forward_ad`), for every entry with a forward formula.
+#[test]
+fn forward_ad_every_entry() {
+    run_all(|c| {
+        if oxten::autograd::NO_FORWARD_FORMULA.contains(&c.op) {
+            return Ok(());
+        }
+        gradcheck(|x: &[Tensor]| (c.f)(x), &c.inputs, GradcheckOpts { check_forward_ad: true, ..opts(c) })
+    });
+}
+
 #[test]
 fn gradcheck_every_entry() {
     run_all(|c| gradcheck(|x: &[Tensor]| (c.f)(x), &c.inputs, opts(c)));

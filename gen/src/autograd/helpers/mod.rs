@@ -25,6 +25,8 @@ mod reduce;
 pub use reduce::*;
 mod random;
 pub use random::*;
+mod forward;
+pub use forward::*;
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing for the generated code.
