@@ -69,4 +69,22 @@ def hvp(f, primals, tangents):
 
 g.case("hvp_mlp_loss", lambda x, w1, b1, w2, v1, v2: hvp(lambda a, b: mlp_loss(a, b, b1, w2), (x, w1), (v1, v2)),
        MLP + [t((4, 3)), t((5, 3))])
+# Forward-over-reverse through the backward operators of layer norm, convolution, batch norm,
+# group norm and attention.
+g.case("hvp_layer_norm", lambda x, w, gam, v: hvp(lambda a: (F.layer_norm(a @ w.T, (5,), gam, None) ** 2).sum(), (x,), (v,)),
+       [t((3, 4)), t((5, 4)), t((5,)), t((3, 4))])
+g.case("hvp_conv_batch_norm", lambda x, w, v: hvp(lambda k: (F.batch_norm(F.conv2d(x, k, padding=1), None, None, training=True) ** 3).mean(), (w,), (v,)),
+       [t((2, 2, 4, 4)), t((3, 2, 3, 3)), t((3, 2, 3, 3))])
+g.case("hvp_group_norm", lambda x, v: hvp(lambda a: torch.tanh(F.group_norm(a, 2)).pow(2).sum(), (x,), (v,)),
+       [t((2, 4, 3)), t((2, 4, 3))])
+
+
+def hvp_attention(q, k, val, v):
+    # PyTorch's fused CPU kernel has no forward AD; its math path computes the same function.
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    with sdpa_kernel(SDPBackend.MATH):
+        return hvp(lambda a: torch.tanh(F.scaled_dot_product_attention(a, k, val, is_causal=True)).sum(), (q,), (v,))
+
+
+g.case("hvp_attention", hvp_attention, [t((1, 2, 3, 4)), t((1, 2, 3, 4)), t((1, 2, 3, 4)), t((1, 2, 3, 4))])
 g.save()
