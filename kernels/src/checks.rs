@@ -2,7 +2,7 @@
 
 use crate::generated::decls::{
     AddcdivCheck, AddcmulCheck, HypotCheck, LerpScalarCheck, LerpTensorCheck, LogaddexpCheck, NegCheck, ReluCheck,
-    SubCheck, SubScalarCheck,
+    SiluCheck, SubCheck, SubScalarCheck,
 };
 use crate::logical::promote::{result_type, Arg};
 use crate::nn::{floating_only, not_implemented};
@@ -45,6 +45,12 @@ impl NegCheck for Meta {
             ));
         }
         Ok(())
+    }
+}
+
+impl SiluCheck for Meta {
+    fn silu_check(self_: &Tensor) -> Result<()> {
+        floating_only("silu_cpu", self_.dtype())
     }
 }
 

@@ -250,3 +250,29 @@ fn dual_tensor_errors() -> Result<()> {
 fn every_entry_has_a_forward_formula() {
     assert_eq!(oxten::autograd::NO_FORWARD_FORMULA, &[] as &[&str]);
 }
+
+/// A custom `Function` has no forward formula: a dual input is an error, as in PyTorch.
+#[test]
+fn custom_functions_refuse_dual_inputs() -> Result<()> {
+    use oxten::autograd::{apply_function, Function, FunctionCtx};
+    struct Double;
+    impl Function for Double {
+        fn name(&self) -> String {
+            "Double".into()
+        }
+        fn forward(&self, _: &mut FunctionCtx, x: &[Tensor]) -> Result<Vec<Tensor>> {
+            Ok(vec![x[0].try_mul_scalar(2.0)?])
+        }
+        fn backward(&self, _: &FunctionCtx, g: &[Option<Tensor>]) -> Result<Vec<Option<Tensor>>> {
+            Ok(vec![g[0].as_ref().map(|g| g.mul_scalar(2.0))])
+        }
+    }
+    let x = Tensor::from_vec(vec![1.0f64, 2.0], &[2])?;
+    assert_eq!(vals(&apply_function(Double, std::slice::from_ref(&x))?[0]), [2.0, 4.0]);
+    dual_level(|| -> Result<()> {
+        let d = make_dual(&x, &x)?;
+        let e = apply_function(Double, &[d]).unwrap_err().to_string();
+        assert!(e.contains("You must implement the jvp function for custom autograd.Function"), "{e}");
+        Ok(())
+    })
+}

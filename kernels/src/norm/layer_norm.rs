@@ -138,27 +138,27 @@ fn forward<T: NormElem>(
             }) / d as f64;
             let rstd = 1.0 / (var + eps).sqrt();
             *s = (mean, rstd);
+            // `(x - mean) · rstd`, not `x · rstd - mean · rstd`: a constant row gives exactly 0.
             let a = T::M::of(rstd);
-            let c = T::M::of(-mean * rstd);
             match (w, b) {
                 (None, None) => {
                     for (o, &v) in row.iter_mut().zip(xs) {
-                        o.write(T::from_m(v.m() * a + c));
+                        o.write(T::from_m((v.m() - mm) * a));
                     }
                 }
                 (Some(w), None) => {
                     for ((o, &v), &w) in row.iter_mut().zip(xs).zip(w) {
-                        o.write(T::from_m((v.m() * a + c) * w));
+                        o.write(T::from_m(((v.m() - mm) * a) * w));
                     }
                 }
                 (None, Some(b)) => {
                     for ((o, &v), &b) in row.iter_mut().zip(xs).zip(b) {
-                        o.write(T::from_m(v.m() * a + c + b));
+                        o.write(T::from_m((v.m() - mm) * a + b));
                     }
                 }
                 (Some(w), Some(b)) => {
                     for (((o, &v), &w), &b) in row.iter_mut().zip(xs).zip(w).zip(b) {
-                        o.write(T::from_m((v.m() * a + c) * w + b));
+                        o.write(T::from_m((v.m() - mm) * a * w + b));
                     }
                 }
             }

@@ -165,8 +165,16 @@ impl<F: Function> Node for CppNode<F> {
 }
 
 /// Applies a custom function: runs `forward` without recording, and (when grad mode is on and
-/// some input requires grad) records one node whose backward is `f.backward`.
+/// some input requires grad) records one node whose backward is `f.backward`. A custom function
+/// has no forward-mode formula: an input with a tangent is an error, as in PyTorch without a
+/// `jvp` method.
 pub fn apply_function<F: Function>(f: F, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+    use super::forward_ad;
+    if forward_ad::is_active() && !forward_ad::levels_of(&inputs.iter().map(Some).collect::<Vec<_>>()).is_empty() {
+        return Err(Error::runtime(
+            "You must implement the jvp function for custom autograd.Function to use it with forward mode AD.",
+        ));
+    }
     let requires: Vec<bool> = inputs.iter().map(Tensor::requires_grad).collect();
     let executable = is_grad_enabled() && requires.iter().any(|&r| r);
     let mut ctx = FunctionCtx::new(requires.iter().map(|&r| r && executable).collect());

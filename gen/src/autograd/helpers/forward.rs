@@ -65,15 +65,6 @@ pub fn sum_keepdim(t: &Tensor, dim: i64) -> Result<Tensor> {
     ops::sum_dim_intlist::call(t, Some(&[dim]), true, None)
 }
 
-/// The tangent of `x̂ = (x - mean) · rstd` with statistics over `dims`:
-/// `rstd · (x_t - mean(x_t) - x̂ · mean(x̂ · x_t))`.
-fn normalized_tangent(xhat: &Tensor, x_t: &Tensor, rstd: &Tensor, dims: &[i64]) -> Result<Tensor> {
-    let mean = |t: &Tensor| ops::mean_dim::call(t, Some(dims), true, None);
-    let centered = ops::sub::call(x_t, &mean(x_t)?, ONE)?;
-    let proj = ops::mul::call(xhat, &mean(&ops::mul::call(xhat, x_t)?)?)?;
-    ops::mul::call(rstd, &ops::sub::call(&centered, &proj, ONE)?)
-}
-
 /// `x̂_t · w + x̂ · w_t + b_t`, with `w`, `w_t`, `b_t` viewed by `view` (to broadcast).
 fn affine_tangent(
     xhat: &Tensor,
@@ -111,7 +102,7 @@ pub fn layer_norm_jvp(
     let n = input.dim() as i64;
     let dims: Vec<i64> = (n - normalized_shape.len() as i64..n).collect();
     let xhat = ops::mul::call(&ops::sub::call(input, mean, ONE)?, rstd)?;
-    let xhat_t = normalized_tangent(&xhat, input_t, rstd, &dims)?;
+    let xhat_t = super::norm::normalized_input_grad(input_t, &xhat, rstd, &dims)?;
     affine_tangent(&xhat, xhat_t, weight, weight_t, bias_t, &|w| Ok(w.clone()))
 }
 
@@ -146,8 +137,11 @@ pub fn batch_norm_jvp(
         (view(rm)?, ops::rsqrt::call(&ops::add_scalar::call(&view(rv)?, Scalar::Float(eps), ONE)?)?)
     };
     let xhat = ops::mul::call(&ops::sub::call(input, &mean, ONE)?, &invstd)?;
-    let xhat_t =
-        if training { normalized_tangent(&xhat, input_t, &invstd, &dims)? } else { ops::mul::call(input_t, &invstd)? };
+    let xhat_t = if training {
+        super::norm::normalized_input_grad(input_t, &xhat, &invstd, &dims)?
+    } else {
+        ops::mul::call(input_t, &invstd)?
+    };
     affine_tangent(&xhat, xhat_t, weight, weight_t, bias_t, &view)
 }
 
@@ -169,7 +163,7 @@ pub fn group_norm_jvp(
     let (x, x_t) = (grouped(input)?, grouped(input_t)?);
     let rstd = stat(rstd)?;
     let xhat = ops::mul::call(&ops::sub::call(&x, &stat(mean)?, ONE)?, &rstd)?;
-    let xhat_t = normalized_tangent(&xhat, &x_t, &rstd, &[2])?;
+    let xhat_t = super::norm::normalized_input_grad(&x_t, &xhat, &rstd, &[2])?;
     let sizes = input.sizes();
     let (xhat, xhat_t) = (ops::reshape::call(&xhat, &sizes)?, ops::reshape::call(&xhat_t, &sizes)?);
     let mut shape = vec![1i64; input.dim()];

@@ -145,12 +145,13 @@ pub use oxten_runtime::autograd::sum_to;
 // Pointwise.
 // ---------------------------------------------------------------------------------------------
 
-/// The gradient of one input of `maximum`/`minimum`: `grad` where it won, half of it where the
-/// inputs tie, 0 where it lost.
-pub fn tie_split_backward(grad: &Tensor, won: &Tensor, tie: &Tensor) -> Result<Tensor> {
+/// The gradient of one operand of `maximum` / `minimum`: `grad` where it won, half of it at a
+/// tie, nothing where it `lost` — and, as in PyTorch, all of it where either operand is NaN
+/// (NaN neither ties nor loses).
+pub fn tie_split_backward(grad: &Tensor, lost: &Tensor, tie: &Tensor) -> Result<Tensor> {
     let half = ops::div_scalar::call(grad, Scalar::Int(2))?;
     let zero = zeros_like(grad)?;
-    where_(won, grad, &where_(tie, &half, &zero)?)
+    where_(tie, &half, &where_(lost, &zero, grad)?)
 }
 
 /// `grad * exponent * self^(exponent - 1)`, and 0 for exponent 0.
@@ -167,15 +168,16 @@ pub fn pow_backward(grad: &Tensor, x: &Tensor, exponent: Scalar) -> Result<Tenso
     ops::mul::call(grad, &d)
 }
 
-/// `grad` where `min <= x <= max`, else 0.
+/// `grad` where `min < x < max` strictly, else 0: PyTorch 2.15 passes no gradient at a bound,
+/// at a NaN element, or past a NaN bound (every comparison with NaN is false).
 pub fn clamp_backward(grad: &Tensor, x: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
     let zero = zeros_like(grad)?;
     let mut g = grad.clone();
     if let Some(lo) = min {
-        g = where_(&ops::lt_scalar::call(x, lo)?, &zero, &g)?;
+        g = where_(&ops::gt_scalar::call(x, lo)?, &g, &zero)?;
     }
     if let Some(hi) = max {
-        g = where_(&ops::gt_scalar::call(x, hi)?, &zero, &g)?;
+        g = where_(&ops::lt_scalar::call(x, hi)?, &g, &zero)?;
     }
     Ok(g)
 }

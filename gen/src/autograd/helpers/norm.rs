@@ -140,8 +140,9 @@ pub fn native_layer_norm_grads(
 }
 
 /// `rstd · (g - mean(g) - xhat · mean(g · xhat))` over `dims`: the input gradient of a
-/// normalization by batch statistics, with `g` the output gradient times the weight.
-fn normalized_input_grad(g: &Tensor, xhat: &Tensor, rstd: &Tensor, dims: &[i64]) -> Result<Tensor> {
+/// normalization by batch statistics, with `g` the output gradient times the weight. The
+/// Jacobian is symmetric, so with `g` a tangent of the input this is `xhat`'s tangent.
+pub(super) fn normalized_input_grad(g: &Tensor, xhat: &Tensor, rstd: &Tensor, dims: &[i64]) -> Result<Tensor> {
     let centered = sub(g, &mean_keep(g, dims)?)?;
     let proj = mul(xhat, &mean_keep(&mul(g, xhat)?, dims)?)?;
     mul(rstd, &sub(&centered, &proj)?)

@@ -7,7 +7,7 @@
 //! input, as PyTorch's `.item()` calls do; meta tensors take the general path.
 
 use super::{cast_to, mean_backward, restore_reduced_dims, scale_grad_by_count, sgn, where_, zeros_like};
-use oxten_runtime::{ops, wrap_dim, Result, Scalar, Tensor};
+use oxten_runtime::{ops, wrap_dim, DType, Result, Scalar, Tensor};
 
 const ONE: Scalar = Scalar::Int(1);
 
@@ -25,6 +25,10 @@ fn isnan(t: &Tensor) -> Result<Tensor> {
 }
 
 /// The value of a one-element bool tensor (false for a meta tensor, which has no data).
+/// The longest slice whose exclusive products [`prod_backward`] forms directly (`n²` elements
+/// per slice); longer slices with both a zero and an infinity get NaN where PyTorch has a value.
+pub const EXCLUSIVE_PRODUCT_MAX: i64 = 4096;
+
 fn truth(t: &Tensor) -> Result<bool> {
     if t.is_meta() {
         return Ok(false);
@@ -136,6 +140,8 @@ pub fn std_mean_backward(
 /// when there are more. Built from differentiable operators, this is exact in value and in its
 /// first derivative, so double backward is right too (a slice with one zero has non-zero second
 /// derivatives between the zero and every other element; one with two zeros, between the two).
+/// When the input also holds an infinity, the division is not safe: the products of the others
+/// are formed directly for slices of up to [`EXCLUSIVE_PRODUCT_MAX`] elements.
 pub fn prod_backward(
     grad: &Tensor,
     input: &Tensor,
@@ -158,6 +164,31 @@ pub fn prod_backward(
     let is_zero = ops::eq_scalar::call(input, Scalar::Int(0))?;
     if !input.is_meta() && !truth(&ops::any::call(&is_zero)?)? {
         return ops::mul::call(&grad, &ops::div::call(&result, input)?);
+    }
+    // With an infinity as well as a zero, no division is safe: the product of the others, by
+    // brute force over the slice (PyTorch's exclusive cumulative products give the same).
+    let n = match dim {
+        Some(d) => input.sizes()[d as usize],
+        None => input.numel(),
+    };
+    let infinite = ops::eq_scalar::call(&ops::abs::call(input)?, Scalar::Float(f64::INFINITY))?;
+    if n <= EXCLUSIVE_PRODUCT_MAX && truth(&ops::any::call(&infinite)?)? {
+        let d = dim.unwrap_or(0);
+        let rows = match dim {
+            Some(d) => ops::transpose::call(input, d, -1)?,
+            None => ops::reshape::call(input, &[-1])?,
+        };
+        let idx = ops::arange::call(Scalar::Int(n), Some(DType::I64), None, Some(input.device()), None)?;
+        let eye = ops::eq::call(&ops::unsqueeze::call(&idx, 1)?, &idx)?;
+        let mut sizes = rows.sizes().to_vec();
+        sizes.insert(sizes.len() - 1, n);
+        let spread = ops::expand::call(&ops::unsqueeze::call(&rows, -2)?, &sizes, false)?;
+        let others = ops::prod_dim_int::call(&where_(&eye, &ones_like(&spread)?, &spread)?, -1, false, None)?;
+        let others = match dim {
+            Some(_) => ops::transpose::call(&others, d, -1)?,
+            None => ops::reshape::call(&others, &input.sizes())?,
+        };
+        return ops::mul::call(&grad, &others);
     }
     // Reductions over the slice, keeping its dims so that they broadcast against `input`.
     let prod_slice = |t: &Tensor| match dim {
