@@ -131,7 +131,7 @@ def lr_at(step, steps, peak):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--steps", type=int, default=1100)
+    p.add_argument("--steps", type=int, default=1500)
     p.add_argument("--batch", type=int, default=16)
     p.add_argument("--context", type=int, default=128)
     p.add_argument("--layers", type=int, default=4)

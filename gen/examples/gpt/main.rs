@@ -34,7 +34,7 @@ use std::time::Instant;
 #[command(version, about)]
 struct Args {
     /// Optimizer steps.
-    #[arg(long, default_value_t = 1100)]
+    #[arg(long, default_value_t = 1500)]
     steps: usize,
     /// Sequences per step.
     #[arg(long, default_value_t = 16)]
@@ -55,7 +55,7 @@ struct Args {
     #[arg(long, default_value_t = 4e-3)]
     lr: f64,
     /// Validation loss and a sample every this many steps.
-    #[arg(long, default_value_t = 220)]
+    #[arg(long, default_value_t = 300)]
     eval_every: usize,
     /// Seed of the initialisation, the batches and the sampling.
     #[arg(long, default_value_t = 0)]

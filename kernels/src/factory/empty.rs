@@ -46,7 +46,13 @@ pub(super) fn empty_on(
         }
         _ => {}
     }
-    Tensor::empty(size, dtype.unwrap_or(DEFAULT_FLOAT), device, format)
+    let dtype = dtype.unwrap_or(DEFAULT_FLOAT);
+    // On the CPU the storage is deferred: it still reads as zeros, but a kernel that overwrites
+    // it (a copy, an elementwise op into `out=`) writes it once instead of after a memset.
+    if device == Device::Cpu {
+        return Tensor::empty_deferred(size, dtype, device, format);
+    }
+    Tensor::empty(size, dtype, device, format)
 }
 
 /// `empty_strided` on `device`: sizes and strides must have one entry per dim.
@@ -59,7 +65,11 @@ pub(super) fn empty_strided_on(size: &[i64], stride: &[i64], dtype: Option<DType
             stride.len()
         )));
     }
-    Tensor::empty_strided(size, stride, dtype.unwrap_or(DEFAULT_FLOAT), device)
+    let dtype = dtype.unwrap_or(DEFAULT_FLOAT);
+    if device == Device::Cpu {
+        return Tensor::empty_strided_deferred(size, stride, dtype, device);
+    }
+    Tensor::empty_strided(size, stride, dtype, device)
 }
 
 impl EmptyCpu for crate::Cpu {
