@@ -157,6 +157,18 @@ for name in ["hardswish_backward", "hardsigmoid_backward"]:
     case(name, fn, [t((3,), I64), t((3,), I64)])
 
 
+# ---- tan, reciprocal: declared by `pointwise:` alone ----
+for name, fn, lo, hi in [("tan", torch.tan, -1.4, 1.4), ("reciprocal", torch.reciprocal, 0.2, 3.0)]:
+    for d in FLOATS + [I64, B]:
+        case(name, fn, [t((3, 4), d, "c", lo, hi)])
+    case(name, fn, [t((4, 5), F32, "t", lo, hi)])
+    case(name + "_", lambda x, n=name: getattr(x.clone(), n + "_")(), [t((3, 4), F32, "c", lo, hi)])
+    case(name + "_", lambda x, n=name: getattr(x.clone(), n + "_")(), [t((3,), I64, "c", 1, 3)])
+    case(name + "_out", lambda x, o, f=fn: f(x, out=o), [t((2, 3), F64, "c", lo, hi), t((7,), F32)])
+case("reciprocal", torch.reciprocal, [v([0.0, -0.0, INF, -INF, NAN, 1e-40, -3.0])])
+case("tan", torch.tan, [v([0.0, -0.0, 1.5707963267948966, INF, NAN, -1e-30], F64)])
+
+
 # ---- gradients of clamp with tensor bounds, at ties and with min > max ----
 def clamp_grads(x, lo=None, hi=None):
     ins = [a.clone().requires_grad_() if a is not None else None for a in (x, lo, hi)]
