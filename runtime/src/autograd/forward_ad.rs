@@ -302,6 +302,11 @@ pub fn unpack_dual(t: &Tensor) -> Result<(Tensor, Option<Tensor>)> {
 /// level: a saved output, so that a backward pass that unpacks it propagates them
 /// (forward-over-reverse), or a fresh leaf standing in for `from` (`oxten::func`).
 pub fn copy_tangents(from: &Tensor, to: &Tensor) {
+    // Tangents only matter inside a level; outside one, unpacking saved outputs in a backward
+    // pass (a hot path) takes no lock here.
+    if !is_active() {
+        return;
+    }
     let grads: Vec<(u64, Tensor)> = match from.ag_meta() {
         Some(m) if !m.fw_grads.is_empty() => m.fw_grads.clone(),
         _ => return,
