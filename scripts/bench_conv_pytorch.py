@@ -42,6 +42,8 @@ def main():
         out["conv/conv2d_f32_nchw"] = median_time(lambda: F.conv2d(x, w, b, padding=1))
         out["conv/conv2d_f32_nhwc"] = median_time(lambda: F.conv2d(xc, wc, b, padding=1))
         out["conv/conv2d_bf16_nhwc"] = median_time(lambda: F.conv2d(xb, wb, bb, padding=1))
+        xn, wn = x.to(torch.bfloat16), w.to(torch.bfloat16)
+        out["conv/conv2d_bf16_nchw"] = median_time(lambda: F.conv2d(xn, wn, bb, padding=1))
         out["conv/max_pool2d_f32_nchw"] = median_time(lambda: F.max_pool2d(x, 2))
         out["conv/max_pool2d_f32_nhwc"] = median_time(lambda: F.max_pool2d(xc, 2))
     print(f"# torch {torch.__version__}, threads {torch.get_num_threads()}")

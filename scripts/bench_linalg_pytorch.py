@@ -42,11 +42,14 @@ def main():
     torch.set_num_threads(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
     out = {}
     for dtype, name, n in ((torch.float32, "float32", 256), (torch.float32, "float32", 1024),
-                           (torch.bfloat16, "bfloat16", 1024)):
+                           (torch.bfloat16, "bfloat16", 256), (torch.bfloat16, "bfloat16", 1024),
+                           (torch.bfloat16, "bfloat16", 2048)):
         a, b = rand_tensor((n, n), dtype, 0), rand_tensor((n, n), dtype, 1)
         out[f"linalg/matmul_{name}/{n}"] = median_time(lambda: torch.matmul(a, b))
     x, w = rand_tensor((1024, 1024), torch.float32, 0), rand_tensor((1024, 1024), torch.float32, 1)
     out["linalg/linear_float32/1024"] = median_time(lambda: torch.nn.functional.linear(x, w))
+    xb, wb = x.to(torch.bfloat16), w.to(torch.bfloat16)
+    out["linalg/linear_bfloat16/1024"] = median_time(lambda: torch.nn.functional.linear(xb, wb))
     x, w = rand_tensor((64, 784), torch.float32, 2), rand_tensor((256, 784), torch.float32, 3)
     out["linalg/mm_xwt_float32/64x784x256"] = median_time(lambda: torch.mm(x, w.t()))
     a, b = rand_tensor((32, 128, 128), torch.float32, 0), rand_tensor((32, 128, 128), torch.float32, 1)

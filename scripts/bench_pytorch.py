@@ -48,6 +48,8 @@ def main():
             out[f"elementwise/exp_{name}/{n}"] = median_time(lambda: torch.exp(x))
     big = rand_tensor(1 << 24, torch.float32)
     out["layout/sum_f32/16777216"] = median_time(lambda: big.sum())
+    mid = rand_tensor(1 << 20, torch.float32)
+    out["layout/sum_f32/1048576"] = median_time(lambda: mid.sum())
     m = rand_tensor(1 << 20, torch.float32).view(1024, 1024)
     row = rand_tensor(1024, torch.float32)
     out["layout/broadcast_add_1024x1024+1024"] = median_time(lambda: m + row)

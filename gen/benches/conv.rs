@@ -33,6 +33,8 @@ fn conv(c: &mut Criterion) {
     let (xb, wb, bb) = (xc.to_dtype(DType::BF16), wc.to_dtype(DType::BF16), b.to_dtype(DType::BF16));
     assert!(xb.is_contiguous_as(MemoryFormat::ChannelsLast) && wb.is_contiguous_as(MemoryFormat::ChannelsLast));
     g.bench_function("conv2d_bf16_nhwc", |bench| bench.iter(|| black_box(run(&xb, &wb, &bb))));
+    let (xn, wn) = (x.to_dtype(DType::BF16), w.to_dtype(DType::BF16));
+    g.bench_function("conv2d_bf16_nchw", |bench| bench.iter(|| black_box(run(&xn, &wn, &bb))));
     g.bench_function("max_pool2d_f32_nchw", |bench| bench.iter(|| black_box(oxten::max_pool2d(&x, &[2]))));
     g.bench_function("max_pool2d_f32_nhwc", |bench| bench.iter(|| black_box(oxten::max_pool2d(&xc, &[2]))));
     g.finish();

@@ -1,6 +1,7 @@
 //! Matrix products against PyTorch (`scripts/bench_linalg_pytorch.py` prints the same case names
 //! with PyTorch's medians): `matmul` of square matrices in f32 (256² and 1024²) and bf16
-//! (1024²), a linear layer's `x @ w.t()` (a column-major operand, read in place), the first
+//! (256², 1024², 2048²), a linear layer's `x @ w.t()` in f32 and bf16 (a column-major operand,
+//! read in place), the first
 //! layer of issue 3's MLP (`x @ w.t()` for a batch of 64, 784 -> 256), and a batched `bmm` of 32
 //! products of 128².
 //!
@@ -20,7 +21,9 @@ fn rand_tensor(shape: &[i64], dtype: DType, salt: i64) -> Tensor {
 fn products(c: &mut Criterion) {
     let mut g = c.benchmark_group("linalg");
     g.sample_size(20);
-    for (dtype, n) in [(DType::F32, 256i64), (DType::F32, 1024), (DType::BF16, 1024)] {
+    for (dtype, n) in
+        [(DType::F32, 256i64), (DType::F32, 1024), (DType::BF16, 256), (DType::BF16, 1024), (DType::BF16, 2048)]
+    {
         let a = rand_tensor(&[n, n], dtype, 0);
         let b = rand_tensor(&[n, n], dtype, 1);
         g.throughput(Throughput::Elements((2 * n * n * n) as u64));
@@ -33,6 +36,10 @@ fn products(c: &mut Criterion) {
     let w = rand_tensor(&[n, n], DType::F32, 1);
     g.throughput(Throughput::Elements((2 * n * n * n) as u64));
     g.bench_function(BenchmarkId::new("linear_float32", n), |bench| {
+        bench.iter(|| black_box(oxten::linear(&x, &w, None)))
+    });
+    let (x, w) = (x.to_dtype(DType::BF16), w.to_dtype(DType::BF16));
+    g.bench_function(BenchmarkId::new("linear_bfloat16", n), |bench| {
         bench.iter(|| black_box(oxten::linear(&x, &w, None)))
     });
     // The first layer of issue 3's MLP: a batch of 64 through a 784 -> 256 linear layer,

@@ -50,6 +50,9 @@ fn reductions_and_layouts(c: &mut Criterion) {
     let big = rand_tensor(1 << 24, DType::F32);
     g.throughput(Throughput::Elements(1 << 24));
     g.bench_function(BenchmarkId::new("sum_f32", 1 << 24), |bench| bench.iter(|| black_box(big.sum())));
+    let mid = rand_tensor(1 << 20, DType::F32);
+    g.throughput(Throughput::Elements(1 << 20));
+    g.bench_function(BenchmarkId::new("sum_f32", 1 << 20), |bench| bench.iter(|| black_box(mid.sum())));
     let m = rand_tensor(1 << 20, DType::F32).view(&[1024, 1024]);
     let row = rand_tensor(1024, DType::F32);
     g.throughput(Throughput::Elements(1 << 20));

@@ -269,3 +269,47 @@ fn channels_last_max_pool_matches_nchw() {
         }
     }
 }
+
+/// bf16 convolutions accumulate in f32 and round once (the native `vdpbf16ps` path where the CPU
+/// has AVX-512 BF16, the widened one elsewhere): the result equals the f32 convolution of the
+/// same bf16 values, bias included, rounded to bf16, up to the f32 summation order. Covers both
+/// layouts, groups, the 1x1 kernels that skip im2col, padding and stride.
+#[test]
+fn bf16_convolution_rounds_the_f32_result_once() {
+    let fill = |shape: &[i64], salt: usize| {
+        let n: i64 = shape.iter().product();
+        let v: Vec<f32> = (0..n as usize).map(|i| ((i * 7919 + salt * 104729) % 2001) as f32 / 1000.0 - 1.0).collect();
+        Tensor::from_vec(v, shape).unwrap().to_dtype(DType::BF16)
+    };
+    // (n, c, h, w, o, k, stride, padding, groups, bias)
+    let cases = [
+        (2i64, 16i64, 9i64, 8i64, 32i64, 3i64, 1i64, 1i64, 1i64, true),
+        (1, 8, 7, 7, 12, 1, 1, 0, 1, true),
+        (2, 12, 6, 5, 9, 3, 2, 1, 3, false),
+        (1, 64, 10, 10, 64, 3, 1, 1, 1, true),
+        (3, 5, 4, 4, 7, 2, 1, 0, 1, false),
+    ];
+    for (n, c, h, w, o, k, s, p, groups, with_bias) in cases {
+        let x = fill(&[n, c, h, w], 1);
+        let wt = fill(&[o, c / groups, k, k], 2);
+        let b = with_bias.then(|| fill(&[o], 3));
+        let opts = Conv2dOpts { dilation: &[1, 1], groups };
+        let f32s = |t: &Tensor| t.to_dtype(DType::F32);
+        let want = oxten::conv2d_with(&f32s(&x), &f32s(&wt), b.as_ref().map(f32s).as_ref(), &[s, s], &[p, p], opts)
+            .to_dtype(DType::BF16);
+        for channels_last in [false, true] {
+            let xin = if channels_last { cl(&x) } else { x.clone() };
+            let opts = Conv2dOpts { dilation: &[1, 1], groups };
+            let got = oxten::conv2d_with(&xin, &wt, b.as_ref(), &[s, s], &[p, p], opts);
+            assert_eq!(got.dtype(), DType::BF16);
+            let (g, e) =
+                (f32s(&got).contiguous().to_vec::<f32>().unwrap(), f32s(&want).contiguous().to_vec::<f32>().unwrap());
+            let differ = g.iter().zip(&e).filter(|(a, b)| a != b).count();
+            for (a, b) in g.iter().zip(&e) {
+                // Another summation order may round the other way: one bf16 step at most.
+                assert!((a - b).abs() <= b.abs() / 128.0 + 1e-6, "{a} vs {b} (c={c} k={k} cl={channels_last})");
+            }
+            assert!(differ * 50 <= g.len(), "{differ} of {} values differ (c={c} k={k} cl={channels_last})", g.len());
+        }
+    }
+}

@@ -34,6 +34,14 @@ impl Real for f64 {
     const ONE: f64 = 1.0;
 }
 
+/// bf16 as a block element of the native bf16 kernels (`vdpbf16ps`, see
+/// `linalg::bf16_gemm`), which take bf16 operands and accumulate in f32 themselves: the
+/// receptive-field blocks and packed weights stay bf16.
+impl Real for bf16 {
+    const ZERO: bf16 = bf16::ZERO;
+    const ONE: bf16 = bf16::ONE;
+}
+
 /// A floating element type and the type `T` its arithmetic runs in.
 pub(crate) trait FloatElem: Element + Copy + Send + Sync + 'static {
     type T: Real;
@@ -125,6 +133,41 @@ macro_rules! reduced_float {
 }
 reduced_float!(f16);
 reduced_float!(bf16);
+
+/// bf16 storage read as bf16 blocks (no widening): the element type the native bf16
+/// convolution gives `im2col` and the weight packing.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Bf16Block(pub bf16);
+
+impl Element for Bf16Block {
+    const DTYPE: oxten_runtime::DType = oxten_runtime::DType::BF16;
+    fn to_f64(self) -> f64 {
+        self.0.to_f64()
+    }
+    fn from_f64(v: f64) -> Self {
+        Bf16Block(bf16::from_f64(v))
+    }
+}
+
+impl FloatElem for Bf16Block {
+    type T = bf16;
+    const SAME: bool = true;
+    #[inline(always)]
+    fn to_t(self) -> bf16 {
+        self.0
+    }
+    #[inline(always)]
+    fn from_t(v: bf16) -> Bf16Block {
+        Bf16Block(v)
+    }
+    #[inline]
+    fn load(src: &[Bf16Block], dst: &mut [bf16]) {
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = s.0;
+        }
+    }
+}
 
 /// A raw pointer that may be shared with the thread pool's workers: each worker writes a disjoint part of
 /// what it points to (the kernels using it say why, at each `SAFETY:`).

@@ -7,12 +7,14 @@
 //! 1-d convolution as a 2-d one over a height of 1, picks the memory format of the computation
 //! (channels-last when the input or the weight suggests it) and runs the kernels of [`compute`]
 //! on dense buffers in that format: im2col + `gemm` for f32/f64, the same in f32 for f16/bf16
-//! (converted while building the receptive-field blocks and rounded once on output), and a
-//! direct loop for integers ([`direct`]). A transposed convolution is the input gradient of the
+//! (converted while building the receptive-field blocks and rounded once on output), bf16 blocks
+//! on the native bf16 product kernel where the CPU has AVX-512 BF16 ([`bf16_native`], forward
+//! only), and a direct loop for integers ([`direct`]). A transposed convolution is the input gradient of the
 //! convolution with the same weight, and its gradients are that convolution's forward and weight
 //! gradient. The Meta kernels run the same checks and plan ([`plan_forward`],
 //! [`plan_backward`]) and return the outputs' sizes and strides without computing.
 
+mod bf16_native;
 mod compute;
 mod direct;
 pub(crate) mod elem;
@@ -25,7 +27,7 @@ use crate::generated::decls::{
     ConvTranspose2dCompositeImplicit, ConvolutionBackwardCpu, ConvolutionBackwardMeta, ConvolutionCpu, ConvolutionMeta,
 };
 use crate::{Composite, Cpu, Meta};
-use elem::{FloatElem, Overwrite};
+use elem::{Bf16Block, FloatElem, Overwrite};
 use im2col::{Geom, Layout};
 use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::{ops, DType, Device, Error, MemoryFormat, Result, Tensor};
@@ -142,6 +144,9 @@ fn float_forward<S: FloatElem>(
     let x = ops::contiguous::call(x, format)?;
     let w = ops::contiguous::call(w, MemoryFormat::Contiguous)?;
     let g = if p.transposed { geom(out, &w.sizes(), &x.sizes(), p) } else { geom(&x.sizes(), &w.sizes(), out, p) };
+    if S::DTYPE == DType::BF16 && !p.transposed && g.k() > 0 && crate::linalg::bf16_gemm::native() {
+        return bf16_forward(&x, &w, bias, &g, layout, out, format);
+    }
     // SAFETY: `w` is contiguous of dtype S.
     let wp = compute::pack_weight::<S>(&g, layout, unsafe { dense::<S>(&w) });
     let bias = bias_values::<S>(bias)?;
@@ -156,6 +161,32 @@ fn float_forward<S: FloatElem>(
         } else {
             compute::forward::<S>(&g, layout, src, &wp, bias.as_deref(), dst.ptr());
         }
+        dst.finish();
+    }
+    Ok(y)
+}
+
+/// [`float_forward`] of a bf16 convolution on the native bf16 kernel ([`bf16_native`]); `x` is
+/// dense in `format`, `w` contiguous.
+fn bf16_forward(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    g: &Geom,
+    layout: Layout,
+    out: &[i64],
+    format: MemoryFormat,
+) -> Result<Tensor> {
+    // SAFETY: `w` is contiguous bf16 (`Bf16Block` is a transparent bf16).
+    let wp = compute::pack_weight::<Bf16Block>(g, layout, unsafe { dense::<Bf16Block>(w) });
+    let bias = bias_values::<Bf16Block>(bias)?;
+    let y = Tensor::empty_deferred(out, DType::BF16, Device::Cpu, format)?;
+    // SAFETY: `x` is dense bf16 in `format` with the geometry's input sizes, `y` was just
+    // allocated dense in `format` with its output sizes and is written whole; the caller checked
+    // `native`.
+    unsafe {
+        let dst = Overwrite::new(&y);
+        bf16_native::forward(g, layout, x.data_ptr().cast(), &wp, bias.as_deref(), dst.ptr())?;
         dst.finish();
     }
     Ok(y)

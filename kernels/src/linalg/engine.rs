@@ -7,8 +7,8 @@
 //!   transposed and sliced operands are never copied here. Small f32 products with one side
 //!   under 16 and both operands contiguous along `k` (a classifier layer) are dot products of
 //!   rows instead ([`super::dot_rows`]), where the CPU has AVX-512.
-//! - bf16 goes to [`super::bf16_gemm`]: whole operands widened to f32 in one vectorized pass,
-//!   the f32 kernel, and one rounding pass (there is no AVX-512 BF16 dot-product kernel yet).
+//! - bf16 goes to [`super::bf16_gemm`]: a native `vdpbf16ps` kernel where the CPU has AVX-512
+//!   BF16, else operands widened to f32 for the f32 kernel; f32 accumulation, one rounding.
 //! - Integer dtypes use a plain loop with wrapping arithmetic, as C++ integer arithmetic wraps.
 //!
 //! The scalars follow PyTorch: they are converted to the dtype's compute type first (integers
@@ -144,15 +144,15 @@ pub(super) unsafe fn product(
     beta: Option<Scalar>,
 ) -> Result<()> {
     match dtype {
-        DType::F32 => run::<f32>(batch, d, dst, lhs, rhs, alpha, beta),
-        DType::F64 => run::<f64>(batch, d, dst, lhs, rhs, alpha, beta),
-        DType::F16 => run::<f16>(batch, d, dst, lhs, rhs, alpha, beta),
-        DType::BF16 => run::<bf16>(batch, d, dst, lhs, rhs, alpha, beta),
-        DType::U8 => run::<u8>(batch, d, dst, lhs, rhs, alpha, beta),
-        DType::I8 => run::<i8>(batch, d, dst, lhs, rhs, alpha, beta),
-        DType::I16 => run::<i16>(batch, d, dst, lhs, rhs, alpha, beta),
-        DType::I32 => run::<i32>(batch, d, dst, lhs, rhs, alpha, beta),
-        DType::I64 => run::<i64>(batch, d, dst, lhs, rhs, alpha, beta),
+        DType::F32 => run::<f32>(batch, d, dst, lhs, rhs, alpha, beta)?,
+        DType::F64 => run::<f64>(batch, d, dst, lhs, rhs, alpha, beta)?,
+        DType::F16 => run::<f16>(batch, d, dst, lhs, rhs, alpha, beta)?,
+        DType::BF16 => run::<bf16>(batch, d, dst, lhs, rhs, alpha, beta)?,
+        DType::U8 => run::<u8>(batch, d, dst, lhs, rhs, alpha, beta)?,
+        DType::I8 => run::<i8>(batch, d, dst, lhs, rhs, alpha, beta)?,
+        DType::I16 => run::<i16>(batch, d, dst, lhs, rhs, alpha, beta)?,
+        DType::I32 => run::<i32>(batch, d, dst, lhs, rhs, alpha, beta)?,
+        DType::I64 => run::<i64>(batch, d, dst, lhs, rhs, alpha, beta)?,
         DType::Bool => {
             return Err(Error::dtype(format!("matrix products are not implemented for '{}'", scalar_type_name(dtype))))
         }
@@ -173,9 +173,9 @@ unsafe fn run<T: Product>(
     rhs: Operand,
     alpha: Scalar,
     beta: Option<Scalar>,
-) {
+) -> Result<()> {
     if batch == 0 || d.m == 0 || d.n == 0 {
-        return;
+        return Ok(());
     }
     let beta = beta.filter(|b| !T::is_zero(*b));
     if d.k == 0 || T::is_zero(alpha) {
@@ -183,7 +183,7 @@ unsafe fn run<T: Product>(
         for b in 0..batch {
             T::scale(d.m, d.n, dst.mat(b), beta);
         }
-        return;
+        return Ok(());
     }
     if batch == 1
         && std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
@@ -193,7 +193,7 @@ unsafe fn run<T: Product>(
         // SAFETY: `T` is f32, so the operands address f32 elements; the rest is forwarded from
         // the caller, and `applies` checked the layout the kernel needs.
         unsafe { dot_rows::product(d, dst.mat(0), lhs.mat(0), rhs.mat(0), cast(alpha), beta.map(cast)) };
-        return;
+        return Ok(());
     }
     let work = d.work();
     if batch == 1
@@ -203,13 +203,19 @@ unsafe fn run<T: Product>(
     {
         let par = d.parallelism();
         for b in 0..batch {
-            T::product(d, dst.mat(b), lhs.mat(b), rhs.mat(b), alpha, beta, par);
+            T::product(d, dst.mat(b), lhs.mat(b), rhs.mat(b), alpha, beta, par)?;
         }
+        Ok(())
     } else {
+        let failed = std::sync::Mutex::new(None);
         oxten_runtime::parallel::for_each(batch, |b| {
             // SAFETY: forwarded from the caller; tasks write disjoint matrices of `dst`.
-            unsafe { T::product(d, dst.mat(b), lhs.mat(b), rhs.mat(b), alpha, beta, Parallelism::None) }
+            let r = unsafe { T::product(d, dst.mat(b), lhs.mat(b), rhs.mat(b), alpha, beta, Parallelism::None) };
+            if let Err(e) = r {
+                failed.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(e);
+            }
         });
+        failed.into_inner().unwrap_or_else(|e| e.into_inner()).map_or(Ok(()), Err)
     }
 }
 
@@ -225,7 +231,7 @@ trait Product: Copy + Send + Sync + 'static {
     unsafe fn scale(m: usize, n: usize, dst: Mat<Self>, beta: Option<Scalar>);
 
     /// `dst = alpha * lhs @ rhs + beta * dst` (`dst` not read when `beta` is `None`), with
-    /// `d.k > 0` and a nonzero `alpha`.
+    /// `d.k > 0` and a nonzero `alpha`. Fails only when scratch memory cannot be allocated.
     ///
     /// # Safety
     /// As for [`product`].
@@ -237,7 +243,7 @@ trait Product: Copy + Send + Sync + 'static {
         alpha: Scalar,
         beta: Option<Scalar>,
         par: Parallelism,
-    );
+    ) -> Result<()>;
 }
 
 /// Applies `f` to every element of an `m x n` matrix.
@@ -487,9 +493,10 @@ macro_rules! gemm_product {
                 alpha: Scalar,
                 beta: Option<Scalar>,
                 par: Parallelism,
-            ) {
+            ) -> Result<()> {
                 let cast = |s: Scalar| -> $t { $cast(s.to_f64()) };
                 gemm_call(d, dst, lhs, rhs, cast(alpha), beta.map(cast), $cast(0.0), par);
+                Ok(())
             }
         }
     };
@@ -522,10 +529,10 @@ impl Product for bf16 {
         alpha: Scalar,
         beta: Option<Scalar>,
         par: Parallelism,
-    ) {
+    ) -> Result<()> {
         // PyTorch converts the scalars to bf16, then computes in f32.
         let to_f32 = |s: Scalar| bf16::from_f64(s.to_f64()).to_f32();
-        bf16_gemm::product(d, dst, lhs, rhs, to_f32(alpha), beta.map(to_f32), par);
+        bf16_gemm::product(d, dst, lhs, rhs, to_f32(alpha), beta.map(to_f32), par)
     }
 }
 
@@ -554,9 +561,10 @@ macro_rules! int_product {
                 alpha: Scalar,
                 beta: Option<Scalar>,
                 _par: Parallelism,
-            ) {
+            ) -> Result<()> {
                 let cast = |s: Scalar| <$t as Element>::from_i64(s.to_i64());
                 int_into(d, dst, lhs, rhs, cast(alpha), beta.map(cast));
+                Ok(())
             }
         }
     )*};

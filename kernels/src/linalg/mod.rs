@@ -12,10 +12,10 @@
 //! ([`matmul`]), so autograd sees the `mm`/`bmm`/`addmm`/`mv`/`dot` calls they make.
 //!
 //! Files: `mm.rs` (`mm`, `addmm`), `bmm.rs`, `vector.rs` (`dot`, `mv`), `matmul.rs` (`matmul`,
-//! `linear`), `engine.rs` (typed product kernels and batching), `bf16_gemm.rs`, `dot_rows.rs`
+//! `linear`), `engine.rs` (typed product kernels and batching), `bf16_gemm/`, `dot_rows.rs`
 //! (small f32 products with a narrow side, as dot products of contiguous rows).
 
-mod bf16_gemm;
+pub(crate) mod bf16_gemm;
 mod bmm;
 #[cfg(feature = "cuda")]
 pub mod cuda;

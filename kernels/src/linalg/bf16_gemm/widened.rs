@@ -1,46 +1,14 @@
-//! bf16 matrix products, accumulated in f32 and rounded to bf16 once, as PyTorch's CPU kernels
-//! do.
-//!
-//! Both operands are widened to f32 whole, one vectorized pass each (a bf16 is the top half of
-//! an f32, so widening is a shift), in whichever of row- or column-major order reads the source
-//! contiguously; the f32 `gemm` kernel multiplies them, and one more pass applies `beta * dst`
-//! and rounds to nearest-even. No conversion happens inside the product loops.
+//! The portable bf16 product: both operands are widened to f32 whole, one vectorized pass each
+//! (a bf16 is the top half of an f32, so widening is a shift), in whichever of row- or
+//! column-major order reads the source contiguously; the f32 `gemm` kernel multiplies them, and
+//! one more pass applies `beta * dst` and rounds to nearest-even. No conversion happens inside
+//! the product loops.
 
-use super::engine::{gemm_call, Dims, Mat};
+use super::super::engine::{gemm_call, Dims, Mat};
+use super::{narrow, narrow_slice, widen, widen_slice, zeroed};
 use gemm::Parallelism;
 use oxten_runtime::dtype::bf16;
-
-/// bf16 → f32 (exact).
-#[inline(always)]
-pub(super) fn widen(v: bf16) -> f32 {
-    f32::from_bits((v.to_bits() as u32) << 16)
-}
-
-/// f32 → bf16, rounding to nearest-even, NaN kept quiet. Branch-free so that loops over slices
-/// vectorize (`bf16::from_f32` is a scalar loop).
-#[inline(always)]
-pub(super) fn narrow(x: f32) -> bf16 {
-    let b = x.to_bits();
-    let rounded = b.wrapping_add(0x7fff + ((b >> 16) & 1)) >> 16;
-    let quiet_nan = (b >> 16) | 0x40;
-    bf16::from_bits(if x.is_nan() { quiet_nan } else { rounded } as u16)
-}
-
-/// Widens a slice (`dst.len() == src.len()`).
-#[inline]
-pub(super) fn widen_slice(src: &[bf16], dst: &mut [f32]) {
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = widen(*s);
-    }
-}
-
-/// Narrows a slice (`dst.len() == src.len()`).
-#[inline]
-pub(super) fn narrow_slice(src: &[f32], dst: &mut [bf16]) {
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = narrow(*s);
-    }
-}
+use oxten_runtime::Result;
 
 /// How to walk a matrix as lines of contiguous elements where it has them: rows when the column
 /// stride is 1 (or neither stride is), columns when only the row stride is 1.
@@ -113,9 +81,9 @@ fn for_lines(buf: &mut [f32], len: usize, par: Parallelism, f: impl Fn(usize, &m
 ///
 /// # Safety
 /// `src` addresses `rows x cols` valid elements.
-unsafe fn widen_matrix(src: Mat<bf16>, rows: usize, cols: usize, par: Parallelism) -> (Vec<f32>, Mat<f32>) {
+unsafe fn widen_matrix(src: Mat<bf16>, rows: usize, cols: usize, par: Parallelism) -> Result<(Vec<f32>, Mat<f32>)> {
     let lines = Lines::of(&src, rows, cols);
-    let mut buf = vec![0f32; rows * cols];
+    let mut buf = zeroed(rows * cols)?;
     let src = Shared(src);
     for_lines(&mut buf, lines.len, par, |l, out| {
         let start = src.get().ptr.wrapping_offset(l as isize * lines.line_stride);
@@ -131,14 +99,14 @@ unsafe fn widen_matrix(src: Mat<bf16>, rows: usize, cols: usize, par: Parallelis
         }
     });
     let mat = lines.dense(&mut buf);
-    (buf, mat)
+    Ok((buf, mat))
 }
 
 /// `dst = alpha * lhs @ rhs + beta * dst` (`dst` not read when `beta` is `None`) for bf16
 /// operands, with `alpha` and `beta` already converted as PyTorch converts them.
 ///
 /// # Safety
-/// As for [`super::engine::product`], with `d.k > 0`.
+/// As for [`super::product`].
 pub(super) unsafe fn product(
     d: Dims,
     dst: Mat<bf16>,
@@ -147,12 +115,12 @@ pub(super) unsafe fn product(
     alpha: f32,
     beta: Option<f32>,
     par: Parallelism,
-) {
-    let (_a_buf, a) = widen_matrix(lhs, d.m, d.k, par);
-    let (_b_buf, b) = widen_matrix(rhs, d.k, d.n, par);
+) -> Result<()> {
+    let (_a_buf, a) = widen_matrix(lhs, d.m, d.k, par)?;
+    let (_b_buf, b) = widen_matrix(rhs, d.k, d.n, par)?;
     // The f32 product in `dst`'s line order, so that the rounding pass is contiguous.
     let lines = Lines::of(&dst, d.m, d.n);
-    let mut c_buf = vec![0f32; d.m * d.n];
+    let mut c_buf = zeroed(d.m * d.n)?;
     let c = lines.dense(&mut c_buf);
     gemm_call::<f32>(d, c, a, b, alpha, None, 0.0, par);
     let dst = Shared(dst);
@@ -183,4 +151,37 @@ pub(super) unsafe fn product(
             }
         }
     });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The portable path (the one CPUs without AVX-512 BF16 run) against an f64 reference,
+    /// with row- and column-major operands, `alpha` and `beta`.
+    #[test]
+    fn matches_a_wide_reference() {
+        let (m, k, n) = (7usize, 37usize, 5usize);
+        let val = |i: usize, s: usize| bf16::from_f32((((i * 7919 + s * 104729) % 2001) as f32) / 1000.0 - 1.0);
+        let mut a: Vec<bf16> = (0..m * k).map(|i| val(i, 1)).collect();
+        // `b` stored column-major, `dst` row-major.
+        let mut b: Vec<bf16> = (0..k * n).map(|i| val(i, 2)).collect();
+        let mut c: Vec<bf16> = (0..m * n).map(|i| val(i, 3)).collect();
+        let old = c.clone();
+        let (alpha, beta) = (0.5f32, 2.0f32);
+        let d = Dims { m, k, n };
+        let mat = |v: &mut Vec<bf16>, rs: isize, cs: isize| Mat { ptr: v.as_mut_ptr(), rs, cs };
+        let (ma, mb, mc) = (mat(&mut a, k as isize, 1), mat(&mut b, 1, k as isize), mat(&mut c, n as isize, 1));
+        // SAFETY: the buffers hold the matrices with these strides.
+        unsafe { product(d, mc, ma, mb, alpha, Some(beta), Parallelism::None).unwrap() };
+        for i in 0..m {
+            for j in 0..n {
+                let dot: f64 = (0..k).map(|p| a[i * k + p].to_f64() * b[j * k + p].to_f64()).sum();
+                let want = alpha as f64 * dot + beta as f64 * old[i * n + j].to_f64();
+                let got = c[i * n + j].to_f64();
+                assert!((got - want).abs() <= want.abs() / 128.0 + 1e-3, "({i}, {j}): {got} vs {want}");
+            }
+        }
+    }
 }
