@@ -475,4 +475,21 @@ case("cosine_similarity_grad", cos_grads,
       v(torch.tensor([[0.5, 0.1, 0.3], [1e-10, 0.0, 1e-10]], dtype=F64))])
 case("cosine_similarity_grad", cos_grads, [t((3, 4), F64), t((3, 4), F64)])
 
+
+# ---- hardshrink / softshrink and their backward kernels (declared by `pointwise:`) ----
+EDGES = [0.0, -0.0, 0.5, -0.5, 0.49, -0.51, 2.0, -3.0, float("inf"), float("-inf"), float("nan")]
+for name, fn in [("hardshrink", F.hardshrink), ("softshrink", F.softshrink)]:
+    for d in FLOATS:
+        case(name, fn, [t((3, 4), d)])
+    case(name, fn, [v(torch.tensor(EDGES))])
+    case(name, lambda x, f=fn: f(x, 1.5), [t((8,))], lambd=1.5)
+    case(name, lambda x, f=fn: f(x, 0.0), [v(torch.tensor(EDGES, dtype=F64))], lambd=0.0)
+    case(name, fn, [t((4, 5), F32, "t")])
+    case(name, fn, [t((4,), I64)])
+    case(name + "_backward", lambda g, x, n=name: getattr(torch.ops.aten, n + "_backward")(g, x, 0.5),
+         [t((6,)), v(torch.tensor(EDGES[:6]))], lambd=0.5)
+case("softshrink", lambda x: F.softshrink(x, -1.0), [t((4,))], lambd=-1.0)
+case("hardshrink", lambda x: x.clone().hardshrink(0.25), [t((5,), BF16)], lambd=0.25)
+
+
 g.save()

@@ -183,4 +183,23 @@ case("clamp_tensor_grad", lambda x, hi: clamp_grads(x, None, hi), [v(X, F64), v(
 case("clamp_tensor_grad", clamp_grads, [v([[1.0, 2.0], [0.0, 3.0]], F64), v([1.0], F64), v([2.0, 2.5], F64)],
      has_min=1, has_max=1)
 
+
+
+# ---- inverse trigonometric, hyperbolic, log2/log10/exp2: declared by `pointwise:` alone ----
+for name, lo, hi in [("asin", -0.95, 0.95), ("acos", -0.95, 0.95), ("atan", -3.0, 3.0),
+                     ("sinh", -3.0, 3.0), ("cosh", -3.0, 3.0), ("asinh", -4.0, 4.0),
+                     ("acosh", 1.0, 5.0), ("atanh", -0.95, 0.95), ("log2", 0.1, 9.0),
+                     ("log10", 0.1, 9.0), ("exp2", -5.0, 5.0)]:
+    fn = getattr(torch, name)
+    for d in FLOATS + [I64, B]:
+        case(name, fn, [t((3, 4), d, "c", lo, hi)])
+    case(name, fn, [t((4, 5), F32, "t", lo, hi)])
+    case(name + "_", lambda x, n=name: getattr(x.clone(), n + "_")(), [t((3, 4), F32, "c", lo, hi)])
+    case(name + "_", lambda x, n=name: getattr(x.clone(), n + "_")(), [t((3,), I64, "c", 1, 3)])
+    case(name + "_out", lambda x, o, f=fn: f(x, out=o), [t((2, 3), F64, "c", lo, hi), t((7,), F32)])
+    edges = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, INF, -INF, NAN, 1e-30, 100.0, -100.0]
+    case(name, fn, [v(edges)])
+    case(name, fn, [v(edges, F64)])
+
+
 g.save()

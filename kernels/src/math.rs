@@ -114,6 +114,28 @@ pub trait Float:
     fn cos(self) -> Self;
     /// Tangent.
     fn tan(self) -> Self;
+    /// Arcsine.
+    fn asin(self) -> Self;
+    /// Arccosine.
+    fn acos(self) -> Self;
+    /// Arctangent.
+    fn atan(self) -> Self;
+    /// Hyperbolic sine.
+    fn sinh(self) -> Self;
+    /// Hyperbolic cosine.
+    fn cosh(self) -> Self;
+    /// Inverse hyperbolic sine.
+    fn asinh(self) -> Self;
+    /// Inverse hyperbolic cosine.
+    fn acosh(self) -> Self;
+    /// Inverse hyperbolic tangent.
+    fn atanh(self) -> Self;
+    /// Base-2 logarithm.
+    fn log2(self) -> Self;
+    /// Base-10 logarithm.
+    fn log10(self) -> Self;
+    /// 2 to the power `x`.
+    fn exp2(self) -> Self;
     /// The error function.
     fn erf(self) -> Self;
     /// The inverse error function (NaN outside `[-1, 1]`, ±inf at ±1).
@@ -236,6 +258,50 @@ macro_rules! impl_float {
             #[inline(always)]
             fn tan(self) -> Self {
                 $t::tan(self)
+            }
+            #[inline(always)]
+            fn asin(self) -> Self {
+                $t::asin(self)
+            }
+            #[inline(always)]
+            fn acos(self) -> Self {
+                $t::acos(self)
+            }
+            #[inline(always)]
+            fn atan(self) -> Self {
+                $t::atan(self)
+            }
+            #[inline(always)]
+            fn sinh(self) -> Self {
+                $t::sinh(self)
+            }
+            #[inline(always)]
+            fn cosh(self) -> Self {
+                $t::cosh(self)
+            }
+            #[inline(always)]
+            fn asinh(self) -> Self {
+                $t::asinh(self)
+            }
+            #[inline(always)]
+            fn acosh(self) -> Self {
+                $t::acosh(self)
+            }
+            #[inline(always)]
+            fn atanh(self) -> Self {
+                $t::atanh(self)
+            }
+            #[inline(always)]
+            fn log2(self) -> Self {
+                $t::log2(self)
+            }
+            #[inline(always)]
+            fn log10(self) -> Self {
+                $t::log10(self)
+            }
+            #[inline(always)]
+            fn exp2(self) -> Self {
+                $t::exp2(self)
             }
             #[inline(always)]
             fn erf(self) -> Self {
@@ -595,6 +661,72 @@ pub fn cos<T: Float>(x: T) -> T {
 #[inline(always)]
 pub fn tan<T: Float>(x: T) -> T {
     x.tan()
+}
+
+/// Arcsine.
+#[inline(always)]
+pub fn asin<T: Float>(x: T) -> T {
+    x.asin()
+}
+
+/// Arccosine.
+#[inline(always)]
+pub fn acos<T: Float>(x: T) -> T {
+    x.acos()
+}
+
+/// Arctangent.
+#[inline(always)]
+pub fn atan<T: Float>(x: T) -> T {
+    x.atan()
+}
+
+/// Hyperbolic sine.
+#[inline(always)]
+pub fn sinh<T: Float>(x: T) -> T {
+    x.sinh()
+}
+
+/// Hyperbolic cosine.
+#[inline(always)]
+pub fn cosh<T: Float>(x: T) -> T {
+    x.cosh()
+}
+
+/// Inverse hyperbolic sine.
+#[inline(always)]
+pub fn asinh<T: Float>(x: T) -> T {
+    x.asinh()
+}
+
+/// Inverse hyperbolic cosine.
+#[inline(always)]
+pub fn acosh<T: Float>(x: T) -> T {
+    x.acosh()
+}
+
+/// Inverse hyperbolic tangent.
+#[inline(always)]
+pub fn atanh<T: Float>(x: T) -> T {
+    x.atanh()
+}
+
+/// Base-2 logarithm.
+#[inline(always)]
+pub fn log2<T: Float>(x: T) -> T {
+    x.log2()
+}
+
+/// Base-10 logarithm.
+#[inline(always)]
+pub fn log10<T: Float>(x: T) -> T {
+    x.log10()
+}
+
+/// 2 to the power `x`.
+#[inline(always)]
+pub fn exp2<T: Float>(x: T) -> T {
+    x.exp2()
 }
 
 /// The error function (see [`erf_f64`]).

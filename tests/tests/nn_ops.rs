@@ -25,6 +25,10 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         // ---- activations ----
         "elu" => one(ops::elu::call(t(0), s("alpha", i(1)), s("scale", i(1)), s("input_scale", i(1)))),
         "leaky_relu" => one(ops::leaky_relu::call(t(0), s("negative_slope", f(0.01)))),
+        "hardshrink" => one(ops::hardshrink::call(t(0), s("lambd", f(0.5)))),
+        "softshrink" => one(ops::softshrink::call(t(0), s("lambd", f(0.5)))),
+        "hardshrink_backward" => one(ops::hardshrink_backward::call(t(0), t(1), s("lambd", f(0.5)))),
+        "softshrink_backward" => one(ops::softshrink_backward::call(t(0), t(1), s("lambd", f(0.5)))),
         "leaky_relu_out" => one(ops::leaky_relu_out::call(t(0), s("negative_slope", f(0.01)), t(1))),
         "hardtanh" => one(ops::hardtanh::call(t(0), s("min_val", i(-1)), s("max_val", i(1)))),
         "hardtanh_" => {

@@ -156,6 +156,17 @@ funcs! {
     Sin => "sin", 1, true, "`sin(x)`: sine.";
     Cos => "cos", 1, true, "`cos(x)`: cosine.";
     Tan => "tan", 1, true, "`tan(x)`: tangent.";
+    Asin => "asin", 1, true, "`asin(x)`: arcsine (NaN outside [-1, 1]).";
+    Acos => "acos", 1, true, "`acos(x)`: arccosine (NaN outside [-1, 1]).";
+    Atan => "atan", 1, true, "`atan(x)`: arctangent.";
+    Sinh => "sinh", 1, true, "`sinh(x)`: hyperbolic sine.";
+    Cosh => "cosh", 1, true, "`cosh(x)`: hyperbolic cosine.";
+    Asinh => "asinh", 1, true, "`asinh(x)`: inverse hyperbolic sine.";
+    Acosh => "acosh", 1, true, "`acosh(x)`: inverse hyperbolic cosine (NaN below 1).";
+    Atanh => "atanh", 1, true, "`atanh(x)`: inverse hyperbolic tangent (NaN outside [-1, 1]).";
+    Log2 => "log2", 1, true, "`log2(x)`: base-2 logarithm.";
+    Log10 => "log10", 1, true, "`log10(x)`: base-10 logarithm.";
+    Exp2 => "exp2", 1, true, "`exp2(x)`: 2 to the power x.";
     Erf => "erf", 1, true, "`erf(x)`: the error function.";
     Erfinv => "erfinv", 1, true, "`erfinv(x)`: the inverse error function (NaN outside [-1, 1]).";
     Floor => "floor", 1, true, "`floor(x)`: round toward negative infinity.";

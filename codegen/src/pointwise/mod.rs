@@ -68,6 +68,10 @@
 //! | `tanh(x)`         | hyperbolic tangent                                    | yes |
 //! | `sigmoid(x)`      | 1 / (1 + e^−x); 0 (not NaN) for very negative x       | yes |
 //! | `sin(x)` `cos(x)` `tan(x)` | trigonometric functions                      | yes |
+//! | `asin(x)` `acos(x)` `atan(x)` | inverse trigonometric; NaN outside the domain | yes |
+//! | `sinh(x)` `cosh(x)` | hyperbolic functions                                | yes |
+//! | `asinh(x)` `acosh(x)` `atanh(x)` | inverse hyperbolic; NaN outside the domain | yes |
+//! | `log2(x)` `log10(x)` `exp2(x)` | base-2 and base-10 logarithms, 2^x        | yes |
 //! | `erf(x)`          | error function                                        | yes |
 //! | `erfinv(x)`       | inverse error function; NaN outside [−1, 1]           | yes |
 //! | `floor(x)` `ceil(x)` `trunc(x)` | rounding                                | yes |

@@ -1,6 +1,6 @@
 //! Activation kernels: `elu`, `hardtanh`, their backward kernels, `softplus_backward`, and the
 //! dtype checks of the `pointwise:` activations (`leaky_relu`, `softplus`, `mish`, `hardswish`,
-//! `hardsigmoid` and the backward kernels among them).
+//! `hardsigmoid`, `hardshrink`, `softshrink` and the backward kernels among them).
 //!
 //! Dtype rules are PyTorch's:
 //!
@@ -17,12 +17,14 @@
 
 use super::{float_dispatch, floating_only, not_implemented};
 use crate::generated::decls::{
-    EluBackwardGradInputMetaFn, EluBackwardOutCpu, EluOutCpu, EluOutMetaFn, HardsigmoidBackwardCheck, HardsigmoidCheck,
-    HardswishBackwardCheck, HardswishCheck, HardtanhBackwardCpu, HardtanhBackwardMeta, HardtanhBackwardOutCpu,
-    HardtanhBackwardOutMeta, HardtanhCpu, HardtanhInplaceCpu, HardtanhInplaceMeta, HardtanhMeta, HardtanhOutCpu,
-    HardtanhOutMeta, LeakyReluBackwardCheck, LeakyReluCheck, MishCheck, SoftplusBackwardGradInputMetaFn,
-    SoftplusBackwardOutCpu, SoftplusCheck, ThresholdBackwardCheck,
+    EluBackwardGradInputMetaFn, EluBackwardOutCpu, EluOutCpu, EluOutMetaFn, HardshrinkCheck, HardsigmoidBackwardCheck,
+    HardsigmoidCheck, HardswishBackwardCheck, HardswishCheck, HardtanhBackwardCpu, HardtanhBackwardMeta,
+    HardtanhBackwardOutCpu, HardtanhBackwardOutMeta, HardtanhCpu, HardtanhInplaceCpu, HardtanhInplaceMeta,
+    HardtanhMeta, HardtanhOutCpu, HardtanhOutMeta, LeakyReluBackwardCheck, LeakyReluCheck, MishCheck,
+    ShrinkBackwardCheck, SoftplusBackwardGradInputMetaFn, SoftplusBackwardOutCpu, SoftplusCheck,
+    SoftshrinkBackwardCheck, SoftshrinkCheck, ThresholdBackwardCheck,
 };
+use crate::iter::scalar_type_name;
 use crate::iter::{
     binary_op_config, cpu_kernel_binary_math, cpu_kernel_unary_math, unary_op_config, OpMath, StructuredOutputs,
     TensorIterator,
@@ -49,6 +51,46 @@ fn lit<M: Float>(s: Scalar) -> M {
 impl LeakyReluCheck for Meta {
     fn leaky_relu_check(self_: &Tensor, _negative_slope: Scalar) -> Result<()> {
         floating_only("leaky_relu_cpu", self_.dtype())
+    }
+}
+
+impl HardshrinkCheck for Meta {
+    fn hardshrink_check(self_: &Tensor, _lambd: Scalar) -> Result<()> {
+        floating_only("hardshrink_cpu", self_.dtype())
+    }
+}
+
+impl SoftshrinkCheck for Meta {
+    fn softshrink_check(self_: &Tensor, lambd: Scalar) -> Result<()> {
+        let dtype = self_.dtype();
+        floating_only("softshrink_check", dtype)?;
+        // PyTorch's bound is the dtype's largest finite value, printed as C++ streams print it.
+        let (max, printed) = match dtype {
+            DType::F64 => (f64::MAX, "1.79769e+308"),
+            DType::F16 => (65504.0, "65504"),
+            DType::BF16 => (3.389_531_389_251_535_5e38, "3.38953e+38"),
+            _ => (f32::MAX as f64, "3.40282e+38"),
+        };
+        let l = lambd.to_f64();
+        if !(0.0..=max).contains(&l) {
+            return Err(Error::runtime(format!(
+                "lambda must be in range [0, {printed}] for input dtype {}, but found {l}",
+                scalar_type_name(dtype)
+            )));
+        }
+        Ok(())
+    }
+}
+
+impl ShrinkBackwardCheck for Meta {
+    fn shrink_backward_check(grad_out: &Tensor, self_: &Tensor, _lambd: Scalar) -> Result<()> {
+        floating_only("shrink_backward_cpu", common_dtype(grad_out, self_))
+    }
+}
+
+impl SoftshrinkBackwardCheck for Meta {
+    fn softshrink_backward_check(grad_output: &Tensor, self_: &Tensor, _lambd: Scalar) -> Result<()> {
+        floating_only("shrink_backward_cpu", common_dtype(grad_output, self_))
     }
 }
 

@@ -1,8 +1,8 @@
 //! Cases for the nn entries: activations, the softmax family, logsumexp and the losses.
 //!
-//! Inputs of piecewise functions stay away from their kinks (0 for `elu` / `leaky_relu`, the
-//! bounds of `hardtanh`, the threshold of `softplus`), where finite differences straddle two
-//! branches. Class targets are fixed i64 tensors (not differentiable).
+//! Inputs of piecewise functions stay away from their kinks (0 for `elu` / `leaky_relu`, ±0.5
+//! for the shrinks, the bounds of `hardtanh`, the threshold of `softplus`), where finite
+//! differences straddle two branches. Class targets are fixed i64 tensors (not differentiable).
 
 use super::{case, fresh, leaf, Case, Rng};
 use oxten::options::*;
@@ -45,6 +45,8 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
     let elu_opts = || EluOpts { alpha: Scalar::Float(1.3), scale: Scalar::Float(0.7), input_scale: Scalar::Float(1.6) };
     // Values away from hardtanh's bounds (-0.8, 0.9) and from softplus's threshold.
     let spread = || leaf(vec![-1.5, -0.5, 0.3, 0.7, 1.4, -0.2, 1.1, -1.1], &[2, 4]);
+    // Both sides of the shrink kinks at ±0.5, none near them.
+    let shrink = || leaf(vec![-1.2, -0.3, 0.1, 0.8, 1.7, -0.9], &[2, 3]);
     let ht = || HardtanhOpts { min_val: Scalar::Float(-0.8), max_val: Scalar::Float(0.9) };
     vec![
         // ---- activations ----
@@ -81,6 +83,15 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         }),
         case("hardtanh_backward", "", vec![r.any(&[2, 4]), spread()], |x| {
             oxten::try_hardtanh_backward(&x[0], &x[1], -0.8, 0.9)
+        }),
+        case("hardshrink", "default lambda", vec![shrink()], |x| oxten::try_hardshrink(&x[0], 0.5)),
+        case("hardshrink_backward", "", vec![r.any(&[2, 3]), shrink()], |x| {
+            oxten::try_hardshrink_backward(&x[0], &x[1], 0.5)
+        }),
+        case("softshrink", "default lambda", vec![shrink()], |x| oxten::try_softshrink(&x[0], 0.5)),
+        case("softshrink", "lambda 0", vec![r.away_from_zero(&[6])], |x| oxten::try_softshrink(&x[0], 0)),
+        case("softshrink_backward", "", vec![r.any(&[2, 3]), shrink()], |x| {
+            oxten::try_softshrink_backward(&x[0], &x[1], 0.5)
         }),
         case("leaky_relu", "default slope", vec![r.away_from_zero(&[6])], |x| oxten::try_leaky_relu(&x[0], 0.01)),
         case("leaky_relu", "slope 0.2, transposed", vec![r.transposed(&[2, 3])], |x| {

@@ -1,6 +1,6 @@
 //! Cases for the special functions, `atan2 hypot logaddexp`, `lerp`, `addcmul`/`addcdiv` and
-//! the hard activations. Inputs stay inside each function's domain (`erfinv` in (-1, 1),
-//! `log1p` above -1) and away from the kinks of `hardswish`/`hardsigmoid` at ±3.
+//! the hard activations. Inputs stay inside each function's domain (`erfinv`, `asin`, `acos`,
+//! `atanh` in (-1, 1), `acosh` above 1, `log1p` above -1) and away from the kinks of `hardswish`/`hardsigmoid` at ±3.
 
 use super::{case, fresh, leaf, Case, Rng};
 use oxten::ops;
@@ -16,6 +16,18 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("log1p", "in-place", vec![r.pos(&[4])], |x| ops::log1p_::call(&fresh(&x[0])?)),
         case("expm1", "", vec![r.any(&[2, 3])], |x| ops::expm1::call(&x[0])),
         case("tan", "", vec![r.any(&[2, 3])], |x| ops::tan::call(&x[0])),
+        case("asin", "", vec![inside()], |x| ops::asin::call(&x[0])),
+        case("acos", "", vec![inside()], |x| ops::acos::call(&x[0])),
+        case("atan", "", vec![r.any(&[2, 3])], |x| ops::atan::call(&x[0])),
+        case("sinh", "", vec![r.any(&[2, 3])], |x| ops::sinh::call(&x[0])),
+        case("cosh", "", vec![r.any(&[2, 3])], |x| ops::cosh::call(&x[0])),
+        case("asinh", "", vec![r.any(&[2, 3])], |x| ops::asinh::call(&x[0])),
+        case("acosh", "", vec![leaf(vec![1.2, 1.5, 2.0, 3.1, 1.05, 4.0], &[2, 3])], |x| ops::acosh::call(&x[0])),
+        case("atanh", "", vec![inside()], |x| ops::atanh::call(&x[0])),
+        case("atanh", "in-place", vec![inside()], |x| ops::atanh_::call(&fresh(&x[0])?)),
+        case("log2", "", vec![r.pos(&[2, 3])], |x| ops::log2::call(&x[0])),
+        case("log10", "", vec![r.pos(&[2, 3])], |x| ops::log10::call(&x[0])),
+        case("exp2", "", vec![r.any(&[2, 3])], |x| ops::exp2::call(&x[0])),
         case("reciprocal", "", vec![r.pos(&[2, 3])], |x| ops::reciprocal::call(&x[0])),
         case("reciprocal", "negative, in-place", vec![r.pos(&[4])], |x| ops::reciprocal_::call(&x[0].try_neg()?)),
         case("erf", "", vec![r.any(&[2, 3])], |x| ops::erf::call(&x[0])),
