@@ -492,4 +492,18 @@ case("softshrink", lambda x: F.softshrink(x, -1.0), [t((4,))], lambd=-1.0)
 case("hardshrink", lambda x: x.clone().hardshrink(0.25), [t((5,), BF16)], lambd=0.25)
 
 
+# ---- threshold (declared by `pointwise:`) ----
+for d in FLOATS:
+    case("threshold", lambda x: F.threshold(x, 0.5, -2.0), [t((3, 4), d)], threshold=0.5, value=-2.0)
+case("threshold", lambda x: F.threshold(x, 1, 7), [t((6,), I64)], threshold=1, value=7)
+case("threshold", lambda x: F.threshold(x, 0.5, 7), [t((6,), I64)], threshold=0.5, value=7)
+case("threshold", lambda x: F.threshold(x, 0.5, 7), [t((6,), U8, "c", 0, 3)], threshold=0.5, value=7)
+case("threshold", lambda x: F.threshold(x, 0, 1), [t((4,), B)], threshold=0, value=1)
+case("threshold", lambda x: F.threshold(x, 0.5, -2.0), [v(torch.tensor(EDGES))], threshold=0.5, value=-2.0)
+case("threshold", lambda x: F.threshold(x, 0.0, 0.0), [t((4, 5), F32, "t")], threshold=0.0, value=0.0)
+case("threshold_", lambda x: torch.threshold_(x.clone(), 0.1, 3.0), [t((5,))], threshold=0.1, value=3.0)
+case("threshold_out", lambda x, o: torch.threshold(x, 0.1, 3.0, out=o), [t((2, 3)), t((5,))],
+     threshold=0.1, value=3.0)
+
+
 g.save()

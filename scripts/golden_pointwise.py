@@ -202,4 +202,16 @@ for name, lo, hi in [("asin", -0.95, 0.95), ("acos", -0.95, 0.95), ("atan", -3.0
     case(name, fn, [v(edges, F64)])
 
 
+# ---- deg2rad, rad2deg: declared by `pointwise:` alone ----
+for name in ["deg2rad", "rad2deg"]:
+    fn = getattr(torch, name)
+    for d in FLOATS + [I64, B]:
+        case(name, fn, [t((3, 4), d, "c", -400.0, 400.0)])
+    case(name, fn, [t((4, 5), F32, "t")])
+    case(name + "_", lambda x, n=name: getattr(x.clone(), n + "_")(), [t((3, 4), F16, "c")])
+    case(name + "_", lambda x, n=name: getattr(x.clone(), n + "_")(), [t((3,), I64, "c", 1, 3)])
+    case(name + "_out", lambda x, o, f=fn: f(x, out=o), [t((2, 3), F64, "c"), t((7,), F32)])
+    case(name, fn, [v([0.0, -0.0, 180.0, 1e38, INF, -INF, NAN])])
+
+
 g.save()

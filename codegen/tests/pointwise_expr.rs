@@ -112,7 +112,7 @@ fn errors() {
     check_error(
         "frob(self)",
         &[("self", T)],
-        expect!["column 1: unknown function `frob`; available functions: exp, log, log1p, expm1, sqrt, rsqrt, abs, tanh, sigmoid, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log2, log10, exp2, erf, erfinv, floor, ceil, round, trunc, reciprocal, sign, relu, gelu, gelu_tanh, silu, softplus, pow, min, max, clamp, atan2, hypot, where"],
+        expect!["column 1: unknown function `frob`; available functions: exp, log, log1p, expm1, sqrt, rsqrt, abs, tanh, sigmoid, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log2, log10, exp2, deg2rad, rad2deg, erf, erfinv, floor, ceil, round, trunc, reciprocal, sign, relu, gelu, gelu_tanh, silu, softplus, pow, min, max, clamp, atan2, hypot, where"],
     );
     check_error("pow(self)", &[("self", T)], expect![["column 1: function `pow` takes 2 arguments, but 1 was given"]]);
     check_error(

@@ -729,6 +729,19 @@ pub fn exp2<T: Float>(x: T) -> T {
     x.exp2()
 }
 
+/// Degrees to radians: `x * (pi / 180)`, the constant rounded to `T` first (as PyTorch multiplies
+/// by a scalar).
+#[inline(always)]
+pub fn deg2rad<T: Float>(x: T) -> T {
+    x * T::from_f64(std::f64::consts::PI / 180.0)
+}
+
+/// Radians to degrees: `x * (180 / pi)`, the constant rounded to `T` first.
+#[inline(always)]
+pub fn rad2deg<T: Float>(x: T) -> T {
+    x * T::from_f64(180.0 / std::f64::consts::PI)
+}
+
 /// The error function (see [`erf_f64`]).
 #[inline(always)]
 pub fn erf<T: Float>(x: T) -> T {

@@ -25,6 +25,9 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         // ---- activations ----
         "elu" => one(ops::elu::call(t(0), s("alpha", i(1)), s("scale", i(1)), s("input_scale", i(1)))),
         "leaky_relu" => one(ops::leaky_relu::call(t(0), s("negative_slope", f(0.01)))),
+        "threshold" => one(ops::threshold::call(t(0), s("threshold", f(0.0)), s("value", f(0.0)))),
+        "threshold_" => one(ops::threshold_::call(&t(0).deep_clone(), s("threshold", f(0.0)), s("value", f(0.0)))),
+        "threshold_out" => one(ops::threshold_out::call(t(0), s("threshold", f(0.0)), s("value", f(0.0)), t(1))),
         "hardshrink" => one(ops::hardshrink::call(t(0), s("lambd", f(0.5)))),
         "softshrink" => one(ops::softshrink::call(t(0), s("lambd", f(0.5)))),
         "hardshrink_backward" => one(ops::hardshrink_backward::call(t(0), t(1), s("lambd", f(0.5)))),

@@ -167,6 +167,8 @@ funcs! {
     Log2 => "log2", 1, true, "`log2(x)`: base-2 logarithm.";
     Log10 => "log10", 1, true, "`log10(x)`: base-10 logarithm.";
     Exp2 => "exp2", 1, true, "`exp2(x)`: 2 to the power x.";
+    Deg2rad => "deg2rad", 1, true, "`deg2rad(x)`: degrees to radians, `x * pi / 180`.";
+    Rad2deg => "rad2deg", 1, true, "`rad2deg(x)`: radians to degrees, `x * 180 / pi`.";
     Erf => "erf", 1, true, "`erf(x)`: the error function.";
     Erfinv => "erfinv", 1, true, "`erfinv(x)`: the inverse error function (NaN outside [-1, 1]).";
     Floor => "floor", 1, true, "`floor(x)`: round toward negative infinity.";

@@ -41,6 +41,8 @@ pub fn cuda_fn(func: Func) -> &'static str {
         Func::Log2 => "ox_log2",
         Func::Log10 => "ox_log10",
         Func::Exp2 => "ox_exp2",
+        Func::Deg2rad => "ox_deg2rad",
+        Func::Rad2deg => "ox_rad2deg",
         Func::Erf => "ox_erf",
         Func::Erfinv => "ox_erfinv",
         Func::Floor => "ox_floor",

@@ -101,6 +101,8 @@ fn call(func: Func, v: &[f64]) -> f64 {
         Func::Log2 => x.log2(),
         Func::Log10 => x.log10(),
         Func::Exp2 => x.exp2(),
+        Func::Deg2rad => x * (std::f64::consts::PI / 180.0),
+        Func::Rad2deg => x * (180.0 / std::f64::consts::PI),
         Func::Erf => erf(x),
         Func::Erfinv => erfinv(x),
         Func::Floor => x.floor(),

@@ -72,6 +72,7 @@
 //! | `sinh(x)` `cosh(x)` | hyperbolic functions                                | yes |
 //! | `asinh(x)` `acosh(x)` `atanh(x)` | inverse hyperbolic; NaN outside the domain | yes |
 //! | `log2(x)` `log10(x)` `exp2(x)` | base-2 and base-10 logarithms, 2^x        | yes |
+//! | `deg2rad(x)` `rad2deg(x)` | x · π/180, x · 180/π                            | yes |
 //! | `erf(x)`          | error function                                        | yes |
 //! | `erfinv(x)`       | inverse error function; NaN outside [−1, 1]           | yes |
 //! | `floor(x)` `ceil(x)` `trunc(x)` | rounding                                | yes |

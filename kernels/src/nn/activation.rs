@@ -1,6 +1,6 @@
 //! Activation kernels: `elu`, `hardtanh`, their backward kernels, `softplus_backward`, and the
 //! dtype checks of the `pointwise:` activations (`leaky_relu`, `softplus`, `mish`, `hardswish`,
-//! `hardsigmoid`, `hardshrink`, `softshrink` and the backward kernels among them).
+//! `hardsigmoid`, `hardshrink`, `softshrink`, `threshold` and the backward kernels among them).
 //!
 //! Dtype rules are PyTorch's:
 //!
@@ -22,7 +22,7 @@ use crate::generated::decls::{
     HardtanhBackwardOutCpu, HardtanhBackwardOutMeta, HardtanhCpu, HardtanhInplaceCpu, HardtanhInplaceMeta,
     HardtanhMeta, HardtanhOutCpu, HardtanhOutMeta, LeakyReluBackwardCheck, LeakyReluCheck, MishCheck,
     ShrinkBackwardCheck, SoftplusBackwardGradInputMetaFn, SoftplusBackwardOutCpu, SoftplusCheck,
-    SoftshrinkBackwardCheck, SoftshrinkCheck, ThresholdBackwardCheck,
+    SoftshrinkBackwardCheck, SoftshrinkCheck, ThresholdBackwardCheck, ThresholdCheck,
 };
 use crate::iter::scalar_type_name;
 use crate::iter::{
@@ -77,6 +77,16 @@ impl SoftshrinkCheck for Meta {
                 "lambda must be in range [0, {printed}] for input dtype {}, but found {l}",
                 scalar_type_name(dtype)
             )));
+        }
+        Ok(())
+    }
+}
+
+impl ThresholdCheck for Meta {
+    fn threshold_check(self_: &Tensor, _threshold: Scalar, _value: Scalar) -> Result<()> {
+        // Every dtype but bool, as PyTorch's `threshold_cpu`.
+        if self_.dtype() == DType::Bool {
+            return Err(not_implemented("threshold_cpu", DType::Bool));
         }
         Ok(())
     }

@@ -88,6 +88,8 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("hardshrink_backward", "", vec![r.any(&[2, 3]), shrink()], |x| {
             oxten::try_hardshrink_backward(&x[0], &x[1], 0.5)
         }),
+        case("threshold", "", vec![shrink()], |x| oxten::try_threshold(&x[0], 0.5, -2)),
+        case("threshold", "in-place", vec![shrink()], |x| oxten::try_threshold_(&fresh(&x[0])?, 0.5, -2)),
         case("softshrink", "default lambda", vec![shrink()], |x| oxten::try_softshrink(&x[0], 0.5)),
         case("softshrink", "lambda 0", vec![r.away_from_zero(&[6])], |x| oxten::try_softshrink(&x[0], 0)),
         case("softshrink_backward", "", vec![r.any(&[2, 3]), shrink()], |x| {

@@ -28,6 +28,8 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("log2", "", vec![r.pos(&[2, 3])], |x| ops::log2::call(&x[0])),
         case("log10", "", vec![r.pos(&[2, 3])], |x| ops::log10::call(&x[0])),
         case("exp2", "", vec![r.any(&[2, 3])], |x| ops::exp2::call(&x[0])),
+        case("deg2rad", "", vec![r.any(&[2, 3])], |x| ops::deg2rad::call(&x[0])),
+        case("rad2deg", "", vec![r.any(&[2, 3])], |x| ops::rad2deg::call(&x[0])),
         case("reciprocal", "", vec![r.pos(&[2, 3])], |x| ops::reciprocal::call(&x[0])),
         case("reciprocal", "negative, in-place", vec![r.pos(&[4])], |x| ops::reciprocal_::call(&x[0].try_neg()?)),
         case("erf", "", vec![r.any(&[2, 3])], |x| ops::erf::call(&x[0])),
