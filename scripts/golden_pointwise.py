@@ -14,7 +14,7 @@ case = g.case
 aten = torch.ops.aten
 
 F32, F64, F16, BF16 = torch.float32, torch.float64, torch.float16, torch.bfloat16
-I64, I32, U8, B = torch.int64, torch.int32, torch.uint8, torch.bool
+I64, I32, I16, I8, U8, B = torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool
 FLOATS = [F32, F64, F16, BF16]
 INF, NAN = float("inf"), float("nan")
 
@@ -212,6 +212,111 @@ for name in ["deg2rad", "rad2deg"]:
     case(name + "_", lambda x, n=name: getattr(x.clone(), n + "_")(), [t((3,), I64, "c", 1, 3)])
     case(name + "_out", lambda x, o, f=fn: f(x, out=o), [t((2, 3), F64, "c"), t((7,), F32)])
     case(name, fn, [v([0.0, -0.0, 180.0, 1e38, INF, -INF, NAN])])
+
+
+# ---- rounding, sign, sinc, predicates: declared by `pointwise:` alone ----
+EDGES = [0.5, 1.5, 2.5, -0.5, -1.5, -2.7, 2.7, 0.0, -0.0, INF, -INF, NAN, 1e20, 8388609.0, -1e-30]
+ALL = FLOATS + [I64, I32, I16, I8, U8, B]
+for name in ["floor", "ceil", "trunc", "round", "frac", "sign", "sgn", "sinc"]:
+    fn = getattr(torch, name)
+    for d in ALL:
+        case(name, fn, [t((3, 4), d, "c", -4.0, 4.0)])
+    case(name, fn, [t((4, 5), F32, "t", -4.0, 4.0)])
+    case(name, fn, [t((2, 3, 2, 2), F32, "cl", -4.0, 4.0)])
+    case(name + "_", lambda x, n=name: getattr(x.clone(), n + "_")(), [t((3, 4), F32, "c", -4.0, 4.0)])
+    case(name + "_", lambda x, n=name: getattr(x.clone(), n + "_")(), [t((3,), I64, "c", -3, 3)])
+    case(name + "_out", lambda x, o, f=fn: f(x, out=o), [t((2, 3), F64, "c", -4.0, 4.0), t((7,), F32)])
+    case(name, fn, [v(EDGES)])
+    case(name, fn, [v(EDGES, F64)])
+for dec in [0, 1, 2, 3, -1, -2]:
+    rd = lambda x, d=dec: torch.round(x, decimals=d)
+    case("round_decimals", rd, [v([1.2345, -2.5, 0.125, 1234.5, 15.0, 25.0, -0.05, NAN, INF, 1e30])], decimals=dec)
+    case("round_decimals", rd, [v([1.2345, -2.5, 0.125, 1234.5, 15.0, 25.0, -0.05, 1e300], F64)], decimals=dec)
+    case("round_decimals", rd, [t((3, 4), BF16, "c", -40.0, 40.0)], decimals=dec)
+case("round_decimals", lambda x: torch.round(x, decimals=1), [t((3,), I64)], decimals=1)
+case("round_decimals_", lambda x: x.clone().round_(decimals=2), [t((3, 4), F32, "t")], decimals=2)
+for name in ["isnan", "isinf", "isfinite", "isposinf", "isneginf", "signbit"]:
+    fn = getattr(torch, name)
+    for d in ALL:
+        case(name, fn, [t((3, 4), d, "c")])
+    case(name, fn, [v(EDGES)])
+    case(name, fn, [v(EDGES, F64)])
+    case(name, fn, [v(EDGES, F16)])
+    case(name, fn, [v([-0.0, NAN, 0.0, -INF, 1e-40], BF16)])
+    case(name, fn, [t((4, 5), F32, "t")])
+
+
+# ---- remainder, fmod, floor_divide: integer division semantics ----
+NUM = [7.0, -7.0, 7.5, -7.5, 0.0, -0.0, 3.0, INF, NAN, 1e-30, 5.0]
+DEN = [2.0, 2.0, -2.0, -2.0, 3.0, -3.0, 0.0, 2.0, 2.0, -1.0, INF]
+INUM = [7, -7, 7, -7, 0, 3, -128, 127, 5]
+IDEN = [2, 2, -2, -2, 3, -3, -1, 4, 5]
+for name in ["remainder", "fmod", "floor_divide"]:
+    fn = getattr(torch, name)
+    for d in [F32, F64]:
+        case(name, fn, [v(NUM, d), v(DEN, d)])
+    for d in [F16, BF16]:
+        case(name, fn, [t((3, 4), d, "c", -5, 5), t((3, 4), d, "c", 0.5, 3)])
+    for d in [I64, I32, I16, I8, U8]:
+        nums = [abs(x) for x in INUM] if d == U8 else INUM
+        dens = [abs(x) for x in IDEN] if d == U8 else IDEN
+        case(name, fn, [v(nums, d), v(dens, d)])
+        case(name, fn, [v(nums, d), ("s", 3)], other=3)
+        case(name, fn, [v(nums, d), ("s", -2)], other=-2)
+        case(name, fn, [v(nums, d), v([1, 0, 2, 1, 1, 1, 1, 1, 1], d)])
+        case(name, fn, [v(nums, d), ("s", 0)], other=0)
+    case(name, fn, [v([7, -7, 3], I8), v([-128, -128, -1], I8)])
+    case(name, fn, [v([-128, 5], I8), v([-1, -1], I8)])
+    case(name, fn, [v([True, False], B), v([True, True], B)])
+    case(name, fn, [v(INUM, I64), ("s", 2.5)], other=2.5)
+    case(name, fn, [v(NUM), ("s", -1.5)], other=-1.5)
+    case(name, fn, [v(NUM), ("s", 0.0)], other=0.0)
+    case(name, fn, [t((3, 1), F32, "c", -5, 5), t((4,), F64, "c", 0.5, 3)])
+    case(name, fn, [t((4, 5), F32, "t", -5, 5), t((5,), I64, "c", 1, 4)])
+    case(name + "_", lambda x, y, n=name: getattr(x.clone(), n + "_")(y), [t((3, 4), F32), t((4,), F32, "c", 0.5, 2)])
+    case(name + "_", lambda x, y, n=name: getattr(x.clone(), n + "_")(y), [v(INUM, I64), v(IDEN, I64)])
+    case(name + "_", lambda x, y, n=name: getattr(x.clone(), n + "_")(y), [v(INUM, I64), v(IDEN, F32)])
+    case(name + "_out", lambda x, y, o, f=fn: f(x, y, out=o), [t((2, 3), F64), t((3,), F64, "c", 0.5, 2), t((1,), F32)])
+case("remainder_scalar_tensor", lambda o: torch.remainder(5, o), [v([2, -3, 4, 7], I64)], scalar=5)
+case("remainder_scalar_tensor", lambda o: torch.remainder(-5.5, o), [v([2.0, -3.0, 0.0, INF])], scalar=-5.5)
+case("remainder_scalar_tensor", lambda o: torch.remainder(5, o), [v([2, 0], I64)], scalar=5)
+
+
+# ---- copysign, fmax, fmin, xlogy, heaviside ----
+SGN = [1.0, -1.0, 0.0, -0.0, INF, -INF, NAN, -5.0, 2.0, -3.0, 0.5]
+MAG = [2.0, 2.0, -3.0, 3.0, 0.0, -0.0, 1.0, 1.0, NAN, INF, -INF]
+for d in [F32, F64]:
+    case("copysign", torch.copysign, [v(MAG, d), v(SGN, d)])
+    case("fmax", torch.fmax, [v(MAG, d), v(SGN, d)])
+    case("fmin", torch.fmin, [v(MAG, d), v(SGN, d)])
+    case("xlogy", torch.xlogy, [v([0.0, 0.0, 1.0, 2.0, -1.0, 0.0, 3.0, NAN, 2.0, 0.0, 1.0], d), v([0.0, NAN, 0.0, 3.0, 2.0, INF, -1.0, 1.0, NAN, -1.0, INF], d)])
+for d in [F16, BF16, I64, I32, U8, B]:
+    case("copysign", torch.copysign, [t((3, 4), d), t((3, 4), d)])
+    case("fmax", torch.fmax, [t((3, 4), d), t((3, 4), d)])
+    case("fmin", torch.fmin, [t((3, 4), d), t((3, 4), d)])
+    case("xlogy", torch.xlogy, [t((3, 4), d, "c", 0, 3), t((3, 4), d, "c", 0, 3)])
+    case("heaviside", torch.heaviside, [t((3, 4), d), t((4,), d)])
+case("heaviside", torch.heaviside, [v([-1.0, 0.0, -0.0, 2.0, NAN, -INF, INF]), v([0.5])])
+case("heaviside", torch.heaviside, [v([-1.0, 0.0, 2.0]), v([1], I64)])
+case("copysign_scalar", lambda x: torch.copysign(x, -0.0), [v(MAG)], other=-0.0)
+case("copysign_scalar", lambda x: torch.copysign(x, 2), [v([-3, 0, 4], I64)], other=2)
+case("copysign", torch.copysign, [t((3, 1), F32), t((4,), F64)])
+case("fmax", torch.fmax, [t((3, 1), F32), t((4,), I64)])
+case("fmin", torch.fmin, [t((4, 5), F32, "t"), v([NAN, 1.0, -1.0, 0.0, 2.0])])
+case("xlogy", torch.xlogy, [t((4, 5), F32, "t", 0, 3), t((5,), F64, "c", 0, 3)])
+case("xlogy_scalar_other", lambda x: torch.xlogy(x, 3.0), [v([0.0, 1.0, NAN, -2.0])], other=3.0)
+case("xlogy_scalar_other", lambda x: torch.xlogy(x, 0), [v([0, 1, 2], I64)], other=0)
+case("xlogy_scalar_self", lambda y: torch.xlogy(2.0, y), [v([0.0, 1.0, NAN, -2.0, INF])], scalar=2.0)
+case("xlogy_scalar_self", lambda y: torch.xlogy(0, y), [v([0.0, 1.0, NAN])], scalar=0)
+for name, fn in [("copysign_", lambda x, y: x.clone().copysign_(y)), ("xlogy_", lambda x, y: x.clone().xlogy_(y)),
+                 ("heaviside_", lambda x, y: x.clone().heaviside_(y))]:
+    case(name, fn, [t((3, 4), F32, "c", 0, 3), t((4,), F32)])
+    case(name, fn, [t((3,), I64, "c", 0, 3), t((3,), F32)])
+for name, fn in [("copysign_out", torch.copysign), ("fmax_out", torch.fmax), ("fmin_out", torch.fmin),
+                 ("xlogy_out", torch.xlogy)]:
+    case(name, lambda x, y, o, f=fn: f(x, y, out=o), [t((2, 3), F64, "c", 0, 3), t((3,), F64), t((1,), F32)])
+# PyTorch also rejects an `out` of another dtype; oxten casts into it, as for other pointwise ops.
+case("heaviside_out", lambda x, y, o: torch.heaviside(x, y, out=o), [t((2, 3), F64), t((3,), F64), t((1,), F64)])
 
 
 g.save()

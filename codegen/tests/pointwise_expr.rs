@@ -112,7 +112,7 @@ fn errors() {
     check_error(
         "frob(self)",
         &[("self", T)],
-        expect!["column 1: unknown function `frob`; available functions: exp, log, log1p, expm1, sqrt, rsqrt, abs, tanh, sigmoid, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log2, log10, exp2, deg2rad, rad2deg, erf, erfinv, floor, ceil, round, trunc, reciprocal, sign, relu, gelu, gelu_tanh, silu, softplus, pow, min, max, clamp, atan2, hypot, where"],
+        expect!["column 1: unknown function `frob`; available functions: exp, log, log1p, expm1, sqrt, rsqrt, abs, tanh, sigmoid, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log2, log10, exp2, deg2rad, rad2deg, erf, erfinv, floor, ceil, round, trunc, reciprocal, sign, relu, gelu, gelu_tanh, silu, softplus, pow, min, max, clamp, atan2, hypot, where, isnan, isinf, isfinite, signbit, div_trunc, div_floor, remainder, fmod, fmax, fmin, copysign"],
     );
     check_error("pow(self)", &[("self", T)], expect![["column 1: function `pow` takes 2 arguments, but 1 was given"]]);
     check_error(
@@ -178,8 +178,10 @@ fn requires_float() {
         ("sin(x)", true),
         ("pow(x, 2)", true),
         ("gelu(x)", true),
-        ("round(x)", true),
-        ("floor(x)", true),
+        ("round(x)", false),
+        ("floor(x)", false),
+        ("div_floor(x, y) + remainder(x, y)", false),
+        ("copysign(x, y)", true),
         ("reciprocal(x)", true),
         ("x > 0 && exp(y) > 1", true),
     ];
@@ -187,8 +189,30 @@ fn requires_float() {
         assert_eq!(parse(src).requires_float(), want, "{src}");
     }
     for func in Func::ALL {
-        let float_only =
-            !matches!(func, Func::Abs | Func::Sign | Func::Relu | Func::Min | Func::Max | Func::Clamp | Func::Where);
+        let float_only = !matches!(
+            func,
+            Func::Abs
+                | Func::Sign
+                | Func::Relu
+                | Func::Min
+                | Func::Max
+                | Func::Clamp
+                | Func::Where
+                | Func::Floor
+                | Func::Ceil
+                | Func::Round
+                | Func::Trunc
+                | Func::Isnan
+                | Func::Isinf
+                | Func::Isfinite
+                | Func::Signbit
+                | Func::DivTrunc
+                | Func::DivFloor
+                | Func::Remainder
+                | Func::Fmod
+                | Func::Fmax
+                | Func::Fmin
+        );
         assert_eq!(func.requires_float(), float_only, "{}", func.name());
     }
 }
@@ -198,6 +222,9 @@ fn returns_bool() {
     let cases = [
         ("x > 0", true),
         ("x == y", true),
+        ("isnan(x)", true),
+        ("isinf(x) && signbit(x)", true),
+        ("where(isfinite(x), x, 0)", false),
         ("!(x < y)", true),
         ("x > 0 && y > 0", true),
         ("x > 0 || y > 0", true),
@@ -321,7 +348,7 @@ fn eval_nan_propagation() {
 #[test]
 fn emitted_functions_exist_in_kernels_math() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let math = std::fs::read_to_string(dir.join("../kernels/src/math.rs")).unwrap();
+    let math = std::fs::read_to_string(dir.join("../kernels/src/math/functions.rs")).unwrap();
     let docs = std::fs::read_to_string(dir.join("src/pointwise/mod.rs")).unwrap();
     let mut srcs: Vec<String> = Func::ALL
         .iter()
@@ -350,4 +377,39 @@ fn emitted_functions_exist_in_kernels_math() {
         );
     }
     assert!(names.len() >= 45, "{names:?}");
+}
+
+/// Integer-division functions, predicates and `pi`: Python's `//` and `%` round toward negative
+/// infinity, C's `fmod` toward zero; the predicates give booleans; `pi` is π.
+#[test]
+fn division_predicates_and_pi() {
+    let ab = |src: &str, a: f64, b: f64| eval(src, &[("x", a), ("y", b)]);
+    for (a, b, floor, rem, trunc, fmod) in [
+        (-7.0, 2.0, -4.0, 1.0, -3.0, -1.0),
+        (7.0, -2.0, -4.0, -1.0, -3.0, 1.0),
+        (7.5, -2.0, -4.0, -0.5, -3.0, 1.5),
+        (-7.5, -2.0, 3.0, -1.5, 3.0, -1.5),
+        (6.0, 3.0, 2.0, 0.0, 2.0, 0.0),
+    ] {
+        assert_eq!(ab("div_floor(x, y)", a, b), floor, "{a} // {b}");
+        assert_eq!(ab("remainder(x, y)", a, b), rem, "{a} % {b}");
+        assert_eq!(ab("div_trunc(x, y)", a, b), trunc, "trunc({a} / {b})");
+        assert_eq!(ab("fmod(x, y)", a, b), fmod, "fmod({a}, {b})");
+    }
+    // A zero quotient keeps the sign of the true quotient; a zero divisor gives x / 0.
+    assert_eq!(ab("div_floor(x, y)", 0.5, -2.0), -1.0);
+    assert!(ab("div_floor(x, y)", 0.5, 2.0) == 0.0 && ab("div_floor(x, y)", -0.0, 2.0).is_sign_negative());
+    assert_eq!(ab("div_floor(x, y)", 1.0, 0.0), f64::INFINITY);
+    let nan = f64::NAN;
+    assert_eq!(ab("fmax(x, y)", nan, 1.0), 1.0);
+    assert_eq!(ab("fmin(x, y)", 2.0, nan), 2.0);
+    assert!(ab("fmax(x, y)", nan, nan).is_nan());
+    assert_eq!(ab("copysign(x, y)", 3.0, -0.0), -3.0);
+    assert_eq!(eval1("isnan(x) + isinf(x) * 2 + isfinite(x) * 4", nan), 1.0);
+    assert_eq!(eval1("isnan(x) + isinf(x) * 2 + isfinite(x) * 4", f64::NEG_INFINITY), 2.0);
+    assert_eq!(eval1("signbit(x)", -0.0), 1.0);
+    assert_eq!(eval1("floor(x) + ceil(x) + trunc(x) + round(x)", -2.5), -3.0 - 2.0 - 2.0 - 2.0);
+    assert_eq!(eval1("pi * x", 2.0), 2.0 * std::f64::consts::PI);
+    check_emit("sin(pi * x)", expect![["m::sin(m::mul(m::lit::<T>(std::f64::consts::PI), x))"]]);
+    assert_eq!(PointwiseExpr::parse("pi", &[("pi", T)]).unwrap().to_string(), "pi");
 }

@@ -1,8 +1,10 @@
 //! Argument checks that generated pointwise meta functions run first (`pointwise_check:`).
 
 use crate::generated::decls::{
-    AddcdivCheck, AddcmulCheck, HypotCheck, LerpScalarCheck, LerpTensorCheck, LogaddexpCheck, NegCheck, ReluCheck,
-    SiluCheck, SubCheck, SubScalarCheck,
+    AddcdivCheck, AddcmulCheck, CeilCheck, FloorCheck, FloorDivideCheck, FloorDivideScalarCheck, FracCheck,
+    HeavisideCheck, HypotCheck, IntegerDivisionCheck, IntegerDivisionScalarCheck, LerpScalarCheck, LerpTensorCheck,
+    LogaddexpCheck, NegCheck, ReluCheck, RoundCheck, RoundDecimalsCheck, ScalarIntegerDivisionCheck, SiluCheck,
+    SubCheck, SubScalarCheck, TruncCheck,
 };
 use crate::logical::promote::{result_type, Arg};
 use crate::nn::{floating_only, not_implemented};
@@ -135,5 +137,109 @@ impl HypotCheck for Meta {
 impl LogaddexpCheck for Meta {
     fn logaddexp_check(self_: &Tensor, other: &Tensor) -> Result<()> {
         floating_only("logaddexp_cpu", common2(self_, other))
+    }
+}
+
+/// PyTorch's integer division raises `ZeroDivisionError` on a zero divisor (its CPU loop checks
+/// each element); oxten's generated loops cannot fail, so the divisor is scanned here first,
+/// when the division will be done in an integer dtype on the CPU. Floats divide by zero to
+/// ±inf or NaN.
+fn no_integer_zero_divisor(common: DType, divisor: &Tensor) -> Result<()> {
+    if common.is_floating_point() || common == DType::Bool || divisor.device() != oxten_runtime::Device::Cpu {
+        return Ok(());
+    }
+    if divisor.to_f64_vec()?.contains(&0.0) {
+        return Err(Error::runtime("ZeroDivisionError"));
+    }
+    Ok(())
+}
+
+impl IntegerDivisionCheck for Meta {
+    fn integer_division_check(self_: &Tensor, other: &Tensor) -> Result<()> {
+        no_integer_zero_divisor(common2(self_, other), other)
+    }
+}
+
+impl IntegerDivisionScalarCheck for Meta {
+    fn integer_division_scalar_check(self_: &Tensor, other: Scalar) -> Result<()> {
+        let common = result_type(&[Arg::Tensor(self_), Arg::Scalar(other)]);
+        if !common.is_floating_point() && common != DType::Bool && other.to_f64() == 0.0 {
+            return Err(Error::runtime("ZeroDivisionError"));
+        }
+        Ok(())
+    }
+}
+
+impl ScalarIntegerDivisionCheck for Meta {
+    fn scalar_integer_division_check(self_: Scalar, other: &Tensor) -> Result<()> {
+        no_integer_zero_divisor(result_type(&[Arg::Scalar(self_), Arg::Tensor(other)]), other)
+    }
+}
+
+impl FracCheck for Meta {
+    fn frac_check(self_: &Tensor) -> Result<()> {
+        floating_only("frac_cpu", self_.dtype())
+    }
+}
+
+impl RoundDecimalsCheck for Meta {
+    fn round_decimals_check(self_: &Tensor, _decimals: i64) -> Result<()> {
+        floating_only("round_cpu", self_.dtype())
+    }
+}
+
+impl HeavisideCheck for Meta {
+    fn heaviside_check(self_: &Tensor, values: &Tensor) -> Result<()> {
+        if self_.dtype() != values.dtype() {
+            return Err(Error::runtime("heaviside is not yet implemented for tensors with different dtypes."));
+        }
+        Ok(())
+    }
+}
+
+/// The rounding kernels have no bool instantiation (PyTorch names its vectorized kernels).
+fn no_bool(kernel: &str, dtype: DType) -> Result<()> {
+    if dtype == DType::Bool {
+        return Err(not_implemented(kernel, dtype));
+    }
+    Ok(())
+}
+
+impl FloorCheck for Meta {
+    fn floor_check(self_: &Tensor) -> Result<()> {
+        no_bool("floor_vml_cpu", self_.dtype())
+    }
+}
+
+impl CeilCheck for Meta {
+    fn ceil_check(self_: &Tensor) -> Result<()> {
+        no_bool("ceil_vml_cpu", self_.dtype())
+    }
+}
+
+impl RoundCheck for Meta {
+    fn round_check(self_: &Tensor) -> Result<()> {
+        no_bool("round_vml_cpu", self_.dtype())
+    }
+}
+
+impl TruncCheck for Meta {
+    fn trunc_check(self_: &Tensor) -> Result<()> {
+        no_bool("trunc_vml_cpu", self_.dtype())
+    }
+}
+
+impl FloorDivideCheck for Meta {
+    fn floor_divide_check(self_: &Tensor, other: &Tensor) -> Result<()> {
+        let common = common2(self_, other);
+        no_bool("div_floor_cpu", common)?;
+        no_integer_zero_divisor(common, other)
+    }
+}
+
+impl FloorDivideScalarCheck for Meta {
+    fn floor_divide_scalar_check(self_: &Tensor, other: Scalar) -> Result<()> {
+        no_bool("div_floor_cpu", result_type(&[Arg::Tensor(self_), Arg::Scalar(other)]))?;
+        <Meta as IntegerDivisionScalarCheck>::integer_division_scalar_check(self_, other)
     }
 }

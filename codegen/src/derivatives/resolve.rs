@@ -698,7 +698,16 @@ fn resolve_forward(
                     continue;
                 }
                 let uses = refs.names.iter().any(|n| matches!(scope.get(n), Some(Name::Output(_))));
-                (ForwardKind::Explicit { code: formula::print_expr(&expr), names: refs.names }, uses)
+                // A non-tensor `self` (`remainder.Scalar_Tensor`) is the kernel's `self_`.
+                let none = BTreeSet::new();
+                let code = match formula::rewrite(&expr, &fscope, &none, &none) {
+                    Ok(c) => c,
+                    Err(m) => {
+                        errors.push((rf.line, format!("forward formula for `{v}`: {m}")));
+                        continue;
+                    }
+                };
+                (ForwardKind::Explicit { code, names: refs.names }, uses)
             }
         };
         out.push(ForwardFormula { line: rf.line, output: *output, kind, uses_result });

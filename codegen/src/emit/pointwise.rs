@@ -28,7 +28,10 @@ pub fn parse_expr(st: &StructuredOp) -> Result<PointwiseExpr, String> {
 /// The loop operands of a pointwise op (tensor inputs and promoting scalars, in schema order or
 /// the entry's `pointwise_operands:` order, validated by the YAML reader) and its per-call
 /// constants (`alpha` and the entry's `pointwise_constants:`).
-fn operands_and_constants<'s>(st: &'s StructuredOp) -> (Vec<&'s super::sig::RustArg>, Vec<&'s super::sig::RustArg>) {
+fn operands_and_constants<'s>(
+    st: &'s StructuredOp,
+    expr: &PointwiseExpr,
+) -> (Vec<&'s super::sig::RustArg>, Vec<&'s super::sig::RustArg>) {
     let is_constant = |a: &super::sig::RustArg| a.name == "alpha" || st.pointwise_constants.contains(&a.name);
     let inputs = st.inputs();
     let mut loop_args: Vec<&super::sig::RustArg> =
@@ -36,17 +39,33 @@ fn operands_and_constants<'s>(st: &'s StructuredOp) -> (Vec<&'s super::sig::Rust
     if let Some(order) = &st.pointwise_operands {
         loop_args.sort_by_key(|a| order.iter().position(|n| *n == a.name).unwrap_or(usize::MAX));
     }
-    let constants = inputs.into_iter().filter(|a| a.is_scalar() && is_constant(a)).collect();
+    // `int`, `float` and `bool` arguments that the expression reads never take part in type
+    // promotion: they are always constants.
+    let used = expr.used_args();
+    let constants = inputs
+        .into_iter()
+        .filter(|a| if a.is_scalar() { is_constant(a) } else { !a.tensor_kind_is_one() && used.contains(&a.name) })
+        .collect();
     (loop_args, constants)
+}
+
+/// A constant argument as a `Scalar` (an `int`, `float` or `bool` argument is converted).
+fn constant_as_scalar(a: &super::sig::RustArg) -> String {
+    if a.is_scalar() {
+        a.ident.clone()
+    } else {
+        format!("Scalar::from({})", a.ident)
+    }
 }
 
 /// The generated meta function and CPU impl of one pointwise op.
 pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
     let expr = parse_expr(st)?;
     let name = &st.out.name;
-    let (loop_args, constant_args) = operands_and_constants(st);
+    let (loop_args, constant_args) = operands_and_constants(st, &expr);
     let operands: Vec<(String, bool)> = loop_args.iter().map(|a| (a.ident.clone(), a.is_scalar())).collect();
     let constants: Vec<String> = constant_args.iter().map(|a| a.ident.clone()).collect();
+    let constant_values: Vec<String> = constant_args.iter().map(|a| constant_as_scalar(a)).collect();
     if operands.is_empty() || operands.len() > 3 {
         return Err(format!("pointwise op `{}` must have one to three tensor/scalar operands", st.out.schema_name));
     }
@@ -101,7 +120,7 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
     }
     let dtypes: Vec<&str> =
         if float_only { FLOATS.to_vec() } else { FLOATS.iter().chain(INTS.iter()).copied().collect() };
-    let const_args: String = constants.iter().map(|c| format!(", {c}")).collect();
+    let const_args: String = constant_values.iter().map(|c| format!(", {c}")).collect();
     if bool_out {
         // An `out=` of another dtype than bool: the iterator computes in the common dtype and
         // casts to `out`, so the loop writes 1 or 0 in the common dtype (as PyTorch does).
@@ -123,7 +142,8 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
     if !bool_ok {
         let _ = writeln!(
             s,
-            "other => return Err(oxten_runtime::Error::dtype(format!(\"\\\"{name}\\\" not implemented for '{{}}'\", scalar_type_name(other)))),"
+            "other => return Err(oxten_runtime::Error::dtype(format!(\"\\\"{}_cpu\\\" not implemented for '{{}}'\", scalar_type_name(other)))),",
+            st.out.f.func.name.name.base
         );
     }
     s.push_str("}\nOk(())\n}\n");
@@ -217,13 +237,13 @@ pub fn emit_pointwise_file(structured: &[StructuredOp]) -> Result<String, String
 /// and launches it for the dtypes and layout of each call.
 pub fn emit_pointwise_cuda(st: &StructuredOp) -> Result<String, String> {
     let expr = parse_expr(st)?;
-    let (loop_args, constants) = operands_and_constants(st);
+    let (loop_args, constants) = operands_and_constants(st, &expr);
     let mut locals: Vec<(String, String)> =
         loop_args.iter().enumerate().map(|(k, a)| (a.name.clone(), format!("a{}", k + 1))).collect();
     locals.extend(constants.iter().enumerate().map(|(j, a)| (a.name.clone(), format!("c{j}"))));
     let body = expr.emit(&crate::pointwise::CudaTarget { locals });
     let name = &st.out.name;
-    let consts: Vec<&str> = constants.iter().map(|a| a.ident.as_str()).collect();
+    let consts: Vec<String> = constants.iter().map(|a| constant_as_scalar(a)).collect();
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -241,7 +261,7 @@ pub fn emit_pointwise_cuda(st: &StructuredOp) -> Result<String, String> {
         expr.requires_float(),
         expr.supports_bool()
     );
-    if consts.contains(&"alpha") {
+    if consts.iter().any(|c| c == "alpha") {
         let _ = writeln!(s, "crate::support::check_alpha(iter.common_dtype(), alpha)?;");
     }
     let _ = writeln!(s, "launch_pointwise(iter, &KERNEL, &[{}])\n}}", consts.join(", "));

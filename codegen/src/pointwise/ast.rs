@@ -135,6 +135,12 @@ macro_rules! funcs {
                 match self { $(Func::$variant => $float,)* }
             }
 
+            /// Whether the function returns a boolean (the predicates `isnan`, `isinf`,
+            /// `isfinite`, `signbit`); every other function but `where` returns a number.
+            pub fn returns_bool(self) -> bool {
+                matches!(self, Func::Isnan | Func::Isinf | Func::Isfinite | Func::Signbit)
+            }
+
             /// Looks a function up by its expression-language name.
             pub fn from_name(name: &str) -> Option<Func> {
                 match name { $($name => Some(Func::$variant),)* _ => None }
@@ -171,10 +177,10 @@ funcs! {
     Rad2deg => "rad2deg", 1, true, "`rad2deg(x)`: radians to degrees, `x * 180 / pi`.";
     Erf => "erf", 1, true, "`erf(x)`: the error function.";
     Erfinv => "erfinv", 1, true, "`erfinv(x)`: the inverse error function (NaN outside [-1, 1]).";
-    Floor => "floor", 1, true, "`floor(x)`: round toward negative infinity.";
-    Ceil => "ceil", 1, true, "`ceil(x)`: round toward positive infinity.";
-    Round => "round", 1, true, "`round(x)`: round half to even (`torch.round`).";
-    Trunc => "trunc", 1, true, "`trunc(x)`: round toward zero.";
+    Floor => "floor", 1, false, "`floor(x)`: round toward negative infinity (integers unchanged).";
+    Ceil => "ceil", 1, false, "`ceil(x)`: round toward positive infinity (integers unchanged).";
+    Round => "round", 1, false, "`round(x)`: round half to even, `torch.round` (integers unchanged).";
+    Trunc => "trunc", 1, false, "`trunc(x)`: round toward zero (integers unchanged).";
     Reciprocal => "reciprocal", 1, true, "`reciprocal(x)`: `1 / x`.";
     Sign => "sign", 1, false, "`sign(x)`: `(0 < x) - (x < 0)` (0 for NaN).";
     Relu => "relu", 1, false, "`relu(x)`: `max(x, 0)` (NaN stays NaN).";
@@ -189,6 +195,17 @@ funcs! {
     Atan2 => "atan2", 2, true, "`atan2(a, b)`: four-quadrant arctangent of `a / b`.";
     Hypot => "hypot", 2, true, "`hypot(a, b)`: `sqrt(a^2 + b^2)` without needless overflow.";
     Where => "where", 3, false, "`where(c, a, b)`: `a` if `c` is true, else `b`.";
+    Isnan => "isnan", 1, false, "`isnan(x)`: whether `x` is NaN (a boolean; never for integers).";
+    Isinf => "isinf", 1, false, "`isinf(x)`: whether `x` is ±infinity (a boolean).";
+    Isfinite => "isfinite", 1, false, "`isfinite(x)`: whether `x` is neither infinite nor NaN (a boolean).";
+    Signbit => "signbit", 1, false, "`signbit(x)`: whether the sign bit is set (a boolean; true for -0.0).";
+    DivTrunc => "div_trunc", 2, false, "`div_trunc(a, b)`: `a / b` rounded toward zero (integer division for integers).";
+    DivFloor => "div_floor", 2, false, "`div_floor(a, b)`: `a / b` rounded toward negative infinity (Python's `//`).";
+    Remainder => "remainder", 2, false, "`remainder(a, b)`: `a - b * div_floor(a, b)`, the sign of `b` (Python's `%`).";
+    Fmod => "fmod", 2, false, "`fmod(a, b)`: `a - b * div_trunc(a, b)`, the sign of `a` (C's `fmod`/`%`).";
+    Fmax => "fmax", 2, false, "`fmax(a, b)`: the larger value, ignoring a NaN operand (NaN only if both are).";
+    Fmin => "fmin", 2, false, "`fmin(a, b)`: the smaller value, ignoring a NaN operand (NaN only if both are).";
+    Copysign => "copysign", 2, true, "`copysign(a, b)`: `|a|` with the sign of `b`.";
 }
 
 /// A node of a type-checked pointwise expression.
@@ -265,6 +282,7 @@ impl Expr {
             }
             Expr::Call { func, args } => match func {
                 Func::Where => args[1].ty(),
+                f if f.returns_bool() => ValueType::Bool,
                 _ => ValueType::Number,
             },
             Expr::Convert { conv, .. } => match conv {

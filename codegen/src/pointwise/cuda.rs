@@ -63,6 +63,17 @@ pub fn cuda_fn(func: Func) -> &'static str {
         Func::Atan2 => "ox_atan2",
         Func::Hypot => "ox_hypot",
         Func::Where => "ox_where",
+        Func::Isnan => "ox_isnan",
+        Func::Isinf => "ox_isinf",
+        Func::Isfinite => "ox_isfinite",
+        Func::Signbit => "ox_signbit",
+        Func::DivTrunc => "ox_div_trunc",
+        Func::DivFloor => "ox_div_floor",
+        Func::Remainder => "ox_remainder",
+        Func::Fmod => "ox_fmod",
+        Func::Fmax => "ox_fmax",
+        Func::Fmin => "ox_fmin",
+        Func::Copysign => "ox_copysign",
     }
 }
 

@@ -110,7 +110,10 @@ pub fn rust_math_fn(func: Func) -> &'static str {
 impl Target for RustTarget {
     fn number(&self, value: f64, _is_float: bool) -> String {
         // `{:?}` of an f64 always contains `.` or `e`, so it is a valid f64
-        // literal; `lit` converts it to the compute type.
+        // literal; `lit` converts it to the compute type. π is spelled by name.
+        if value == std::f64::consts::PI {
+            return format!("{}::lit::<{}>(std::f64::consts::PI)", self.math_path, self.compute_type);
+        }
         format!("{}::lit::<{}>({:?})", self.math_path, self.compute_type, value)
     }
 

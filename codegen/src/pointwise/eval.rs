@@ -139,7 +139,58 @@ fn call(func: Func, v: &[f64]) -> f64 {
                 v[2]
             }
         }
+        Func::Isnan => from_bool(x.is_nan()),
+        Func::Isinf => from_bool(x.is_infinite()),
+        Func::Isfinite => from_bool(x.is_finite()),
+        Func::Signbit => from_bool(x.is_sign_negative()),
+        Func::DivTrunc => (x / v[1]).trunc(),
+        Func::DivFloor => div_floor(x, v[1]),
+        Func::Remainder => {
+            let m = x % v[1];
+            if m != 0.0 && (v[1] < 0.0) != (m < 0.0) {
+                m + v[1]
+            } else {
+                m
+            }
+        }
+        Func::Fmod => x % v[1],
+        Func::Fmax => {
+            if x.is_nan() || x < v[1] {
+                v[1]
+            } else {
+                x
+            }
+        }
+        Func::Fmin => {
+            if x.is_nan() || x > v[1] {
+                v[1]
+            } else {
+                x
+            }
+        }
+        Func::Copysign => x.copysign(v[1]),
     }
+}
+
+/// Python's floor division of floats, computed as PyTorch does: from `fmod`, so that the
+/// quotient is consistent with `remainder` (`a == b * div_floor(a, b) + remainder(a, b)`).
+fn div_floor(a: f64, b: f64) -> f64 {
+    if b == 0.0 {
+        return a / b;
+    }
+    let m = a % b;
+    let mut div = (a - m) / b;
+    if m != 0.0 && (b < 0.0) != (m < 0.0) {
+        div -= 1.0;
+    }
+    if div == 0.0 {
+        return 0.0f64.copysign(a / b);
+    }
+    let mut q = div.floor();
+    if div - q > 0.5 {
+        q += 1.0;
+    }
+    q
 }
 
 // W. J. Cody's rational Chebyshev approximations for erf/erfc (SPECFUN

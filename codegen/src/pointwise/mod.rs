@@ -75,8 +75,8 @@
 //! | `deg2rad(x)` `rad2deg(x)` | x · π/180, x · 180/π                            | yes |
 //! | `erf(x)`          | error function                                        | yes |
 //! | `erfinv(x)`       | inverse error function; NaN outside [−1, 1]           | yes |
-//! | `floor(x)` `ceil(x)` `trunc(x)` | rounding                                | yes |
-//! | `round(x)`        | round half to even (`torch.round`)                    | yes |
+//! | `floor(x)` `ceil(x)` `trunc(x)` | rounding; integers are returned unchanged | no |
+//! | `round(x)`        | round half to even (`torch.round`); integers unchanged | no |
 //! | `reciprocal(x)`   | 1 / x                                                 | yes |
 //! | `sign(x)`         | (0 < x) − (x < 0); 0 for NaN                          | no  |
 //! | `relu(x)`         | max(x, 0)                                             | no  |
@@ -91,11 +91,20 @@
 //! | `max(a, b)`       | `torch.maximum`: larger value, NaN if either is NaN   | no  |
 //! | `clamp(x, lo, hi)`| min(max(x, lo), hi), NaN-propagating                  | no  |
 //! | `where(c, a, b)`  | a if c else b                                         | no  |
+//! | `isnan(x)` `isinf(x)` `isfinite(x)` | predicates (booleans); integers are finite | no |
+//! | `signbit(x)`      | whether the sign bit is set (boolean; true for −0.0)  | no  |
+//! | `div_trunc(a, b)` | a/b rounded toward zero; integer division for integers | no |
+//! | `div_floor(a, b)` | a/b rounded toward −∞ (Python's `//`)                 | no  |
+//! | `remainder(a, b)` | a − b·div_floor(a, b): the sign of b (Python's `%`)   | no  |
+//! | `fmod(a, b)`      | a − b·div_trunc(a, b): the sign of a (C's `fmod`)     | no  |
+//! | `fmax(a, b)` `fmin(a, b)` | larger/smaller value ignoring one NaN operand | no  |
+//! | `copysign(a, b)`  | \|a\| with the sign of b                              | yes |
 //!
 //! # Types
 //!
-//! * Literals: integers (`0`, `2`), floats (`0.5`, `1e-3`) and `true`,
-//!   `false`. Numeric literals have the compute type `T`.
+//! * Literals: integers (`0`, `2`), floats (`0.5`, `1e-3`), `pi` (π, unless
+//!   an argument is called `pi`) and `true`, `false`. Numeric literals have
+//!   the compute type `T`.
 //! * `+ - * /` and unary `-` take and give numbers; comparisons take two
 //!   numbers (or two booleans) and give a boolean; `&& || !` take and give
 //!   booleans. `&&` and `||` evaluate both sides (there is nothing to
@@ -111,10 +120,14 @@
 //! [`PointwiseExpr::requires_float`] is true when the expression uses `/`,
 //! any function marked "float only" above, or a literal with a fractional
 //! part (`0.5`, `1e-3`). The caller must then compute in a floating-point
-//! type, promoting integer and bool inputs to the default float dtype
-//! (integer division is deliberately not part of the language). Otherwise the
-//! expression also works for the integer compute types, where `+ - *` and
-//! negation wrap on overflow like PyTorch.
+//! type, promoting integer and bool inputs to the default float dtype (`/`
+//! is true division; integer division is spelled `div_trunc`/`div_floor`).
+//! Otherwise the expression also works for the integer compute types, where
+//! `+ - *` and negation wrap on overflow like PyTorch, the rounding functions
+//! return their argument, and `div_trunc`, `div_floor`, `remainder` and
+//! `fmod` divide integers (the generated kernels never divide by zero: an
+//! integer zero divisor gives 0, and the op's check must reject it first, as
+//! PyTorch raises `ZeroDivisionError`).
 //!
 //! # Code generation
 //!
@@ -219,7 +232,19 @@ impl PointwiseExpr {
             let allowed = match e {
                 Expr::Unary { op, .. } => *op == UnaryOp::Not,
                 Expr::Binary { op, .. } => !matches!(op, BinaryOp::Sub | BinaryOp::Div),
-                Expr::Call { func, .. } => matches!(func, Func::Max | Func::Min | Func::Where),
+                Expr::Call { func, .. } => matches!(
+                    func,
+                    Func::Max
+                        | Func::Min
+                        | Func::Fmax
+                        | Func::Fmin
+                        | Func::Where
+                        | Func::Sign
+                        | Func::Isnan
+                        | Func::Isinf
+                        | Func::Isfinite
+                        | Func::Signbit
+                ),
                 _ => true,
             };
             ok &= allowed;

@@ -215,6 +215,10 @@ impl Parser<'_> {
         if let Some(&(name, kind)) = self.args.iter().find(|(n, _)| *n == name) {
             return Ok(Expr::Arg { name: name.to_string(), kind });
         }
+        // The one named constant (an argument called `pi` would take precedence).
+        if name == "pi" {
+            return Ok(Expr::Number { value: std::f64::consts::PI, is_float: true });
+        }
         let valid = if self.args.is_empty() {
             "this operator has no arguments".to_string()
         } else {

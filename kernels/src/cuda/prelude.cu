@@ -97,6 +97,59 @@ OX_F1(ox_floor, floorf, floor)
 OX_F1(ox_ceil, ceilf, ceil)
 OX_F1(ox_round, rintf, rint)
 OX_F1(ox_trunc, truncf, trunc)
+// Rounding: integers are already integral (the float overloads above win for float/double).
+template <class T> __device__ __forceinline__ T ox_floor(T x) { return x; }
+template <class T> __device__ __forceinline__ T ox_ceil(T x) { return x; }
+template <class T> __device__ __forceinline__ T ox_round(T x) { return x; }
+template <class T> __device__ __forceinline__ T ox_trunc(T x) { return x; }
+// Predicates: integers are never NaN or infinite.
+template <class T> __device__ __forceinline__ bool ox_isnan(T x) { return x != x; }
+template <class T> __device__ __forceinline__ bool ox_isinf(T) { return false; }
+__device__ __forceinline__ bool ox_isinf(float x) { return isinf(x) != 0; }
+__device__ __forceinline__ bool ox_isinf(double x) { return isinf(x) != 0; }
+template <class T> __device__ __forceinline__ bool ox_isfinite(T x) { return x == x && !ox_isinf(x); }
+template <class T> __device__ __forceinline__ bool ox_signbit(T x) { return x < T(0); }
+__device__ __forceinline__ bool ox_signbit(float x) { return signbit(x) != 0; }
+__device__ __forceinline__ bool ox_signbit(double x) { return signbit(x) != 0; }
+// Integer division as the CPU kernels: a zero divisor gives 0 (the op rejects it before the
+// launch) and MIN / -1 wraps.
+template <class T> __device__ __forceinline__ T ox_div_trunc(T a, T b) {
+  if (b == T(0)) return T(0);
+  if (T(-1) < T(0) && b == T(-1)) return T(0ULL - (unsigned long long)a);
+  return T(a / b);
+}
+template <class T> __device__ __forceinline__ T ox_fmod(T a, T b) {
+  if (b == T(0) || (T(-1) < T(0) && b == T(-1))) return T(0);
+  return T(a % b);
+}
+__device__ __forceinline__ float ox_div_trunc(float a, float b) { return truncf(a / b); }
+__device__ __forceinline__ double ox_div_trunc(double a, double b) { return trunc(a / b); }
+__device__ __forceinline__ float ox_fmod(float a, float b) { return fmodf(a, b); }
+__device__ __forceinline__ double ox_fmod(double a, double b) { return fmod(a, b); }
+template <class T> __device__ __forceinline__ T ox_remainder(T a, T b) {
+  T m = ox_fmod(a, b);
+  return (m != T(0) && ((b < T(0)) != (m < T(0)))) ? T(m + b) : m;
+}
+template <class T> __device__ __forceinline__ T ox_div_floor(T a, T b) {
+  T q = ox_div_trunc(a, b), m = ox_fmod(a, b);
+  return (m != T(0) && ((b < T(0)) != (m < T(0)))) ? T(q - T(1)) : q;
+}
+// PyTorch's div_floor_floating: the quotient from fmod, so that it agrees with remainder.
+template <class F> __device__ __forceinline__ F ox_div_floor_float(F a, F b) {
+  if (b == F(0)) return a / b;
+  F m = ox_fmod(a, b);
+  F div = (a - m) / b;
+  if (m != F(0) && ((b < F(0)) != (m < F(0)))) div -= F(1);
+  if (div == F(0)) return copysign(F(0), a / b);
+  F q = floor(div);
+  return div - q > F(0.5) ? q + F(1) : q;
+}
+__device__ __forceinline__ float ox_div_floor(float a, float b) { return ox_div_floor_float(a, b); }
+__device__ __forceinline__ double ox_div_floor(double a, double b) { return ox_div_floor_float(a, b); }
+template <class T> __device__ __forceinline__ T ox_fmax(T a, T b) { return (a != a || a < b) ? b : a; }
+template <class T> __device__ __forceinline__ T ox_fmin(T a, T b) { return (a != a || a > b) ? b : a; }
+__device__ __forceinline__ float ox_copysign(float a, float b) { return copysignf(a, b); }
+__device__ __forceinline__ double ox_copysign(double a, double b) { return copysign(a, b); }
 __device__ __forceinline__ float ox_pow(float a, float b) { return powf(a, b); }
 __device__ __forceinline__ double ox_pow(double a, double b) { return pow(a, b); }
 __device__ __forceinline__ float ox_atan2(float a, float b) { return atan2f(a, b); }

@@ -1,6 +1,8 @@
-//! Cases for the special functions, `atan2 hypot logaddexp`, `lerp`, `addcmul`/`addcdiv` and
-//! the hard activations. Inputs stay inside each function's domain (`erfinv`, `asin`, `acos`,
-//! `atanh` in (-1, 1), `acosh` above 1, `log1p` above -1) and away from the kinks of `hardswish`/`hardsigmoid` at ±3.
+//! Cases for the special functions, `atan2 hypot logaddexp`, `lerp`, `addcmul`/`addcdiv`, the
+//! hard activations, rounding, sign and division remainders. Inputs stay inside each function's
+//! domain (`erfinv`, `asin`, `acos`, `atanh` in (-1, 1), `acosh` above 1, `log1p` above -1),
+//! away from the kinks of `hardswish`/`hardsigmoid` at ±3 and from the jumps of the rounding
+//! functions and of `floor`/`trunc` of a quotient.
 
 use super::{case, fresh, leaf, Case, Rng};
 use oxten::ops;
@@ -11,6 +13,9 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
     let hard = || leaf(vec![-4.5, -2.5, -1.0, 0.4, 2.2, 3.8], &[2, 3]);
     let inside = || leaf(vec![-0.8, -0.3, 0.1, 0.45, 0.7, 0.9], &[2, 3]);
     let half = Scalar::Float(0.5);
+    // Dividends and divisors whose quotients stay at least 0.05 from an integer.
+    let num = || leaf(vec![2.3, -1.7, 4.1, 0.6, -3.2, 5.5], &[2, 3]);
+    let den = || leaf(vec![1.5, 1.5, -2.0, 0.7, 2.5, -1.2], &[2, 3]);
     vec![
         case("log1p", "", vec![r.pos(&[2, 3])], |x| ops::log1p::call(&x[0])),
         case("log1p", "in-place", vec![r.pos(&[4])], |x| ops::log1p_::call(&fresh(&x[0])?)),
@@ -74,6 +79,47 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("hardsigmoid", "both sides of the kinks", vec![hard()], |x| ops::hardsigmoid::call(&x[0])),
         case("hardsigmoid_backward", "", vec![r.any(&[2, 3]), hard()], |x| {
             ops::hardsigmoid_backward::call(&x[0], &x[1])
+        }),
+        // Rounding and sign: zero gradients (inputs away from integers and from 0).
+        case("floor", "", vec![r.any(&[2, 3])], |x| ops::floor::call(&x[0])),
+        case("ceil", "", vec![r.any(&[2, 3])], |x| ops::ceil::call(&x[0])),
+        case("trunc", "in-place", vec![r.any(&[2, 3])], |x| ops::trunc_::call(&fresh(&x[0])?)),
+        case("round", "", vec![r.any(&[2, 3])], |x| ops::round::call(&x[0])),
+        case("round.decimals", "2 places", vec![r.any(&[2, 3])], |x| ops::round_decimals::call(&x[0], 2)),
+        case("frac", "", vec![r.any(&[2, 3])], |x| ops::frac::call(&x[0])),
+        case("sign", "", vec![r.away_from_zero(&[2, 3])], |x| ops::sign::call(&x[0])),
+        case("sgn", "", vec![r.away_from_zero(&[2, 3])], |x| ops::sgn::call(&x[0])),
+        case("sinc", "", vec![leaf(vec![0.2, -0.7, 0.35, 1.3, -1.9, 2.6], &[2, 3])], |x| ops::sinc::call(&x[0])),
+        Case {
+            // The first derivative is 0 at 0 (PyTorch's `sinc_backward` masks it there), so the
+            // formula's own derivative is 0 at 0 too, unlike sinc''(0) = -pi^2/3: only gradcheck.
+            gradgrad: false,
+            ..case("sinc", "at 0", vec![leaf(vec![0.0, -0.7, 0.35], &[3])], |x| ops::sinc::call(&x[0]))
+        },
+        // Division remainders: quotients away from integers, where floor/trunc jump.
+        case("remainder.Tensor", "both signs", vec![num(), den()], |x| ops::remainder::call(&x[0], &x[1])),
+        case("remainder.Scalar", "", vec![num()], |x| ops::remainder_scalar::call(&x[0], Scalar::Float(-1.5))),
+        case("remainder.Scalar_Tensor", "", vec![leaf(vec![1.5, -2.2, 3.1, 0.7, -1.3, 2.6], &[2, 3])], |x| {
+            ops::remainder_scalar_tensor::call(Scalar::Float(5.0), &x[0])
+        }),
+        case("fmod.Tensor", "both signs", vec![num(), den()], |x| ops::fmod::call(&x[0], &x[1])),
+        case("fmod.Scalar", "in-place", vec![num()], |x| ops::fmod_scalar_::call(&fresh(&x[0])?, Scalar::Float(1.5))),
+        case("floor_divide", "", vec![num(), den()], |x| ops::floor_divide::call(&x[0], &x[1])),
+        case("floor_divide.Scalar", "", vec![num()], |x| ops::floor_divide_scalar::call(&x[0], Scalar::Float(0.7))),
+        case("copysign.Tensor", "broadcast", vec![r.away_from_zero(&[2, 3]), r.away_from_zero(&[3])], |x| {
+            ops::copysign::call(&x[0], &x[1])
+        }),
+        case("copysign.Scalar", "", vec![r.away_from_zero(&[2, 3])], |x| {
+            ops::copysign_scalar::call(&x[0], Scalar::Float(-2.0))
+        }),
+        case("fmax", "broadcast", vec![r.distinct(&[2, 3]), r.any(&[3])], |x| ops::fmax::call(&x[0], &x[1])),
+        case("fmin", "broadcast", vec![r.distinct(&[2, 3]), r.any(&[3])], |x| ops::fmin::call(&x[0], &x[1])),
+        case("xlogy.Tensor", "broadcast", vec![r.any(&[2, 3]), r.pos(&[3])], |x| ops::xlogy::call(&x[0], &x[1])),
+        case("xlogy.Scalar_Other", "", vec![r.any(&[2, 3])], |x| {
+            ops::xlogy_scalar_other::call(&x[0], Scalar::Float(2.5))
+        }),
+        case("xlogy.Scalar_Self", "", vec![r.pos(&[2, 3])], |x| {
+            ops::xlogy_scalar_self::call(Scalar::Float(1.5), &x[0])
         }),
     ]
 }

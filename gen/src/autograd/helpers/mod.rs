@@ -27,6 +27,8 @@ mod random;
 pub use random::*;
 mod forward;
 pub use forward::*;
+mod pointwise;
+pub use pointwise::*;
 
 // ---------------------------------------------------------------------------------------------
 // Plumbing for the generated code.
@@ -131,9 +133,7 @@ pub fn maybe_multiply(grad: &Tensor, s: Scalar) -> Result<Tensor> {
 
 /// The sign of `t` (-1, 0 or 1) in its dtype; piecewise constant, so no gradient flows through.
 pub fn sgn(t: &Tensor) -> Result<Tensor> {
-    let pos = cast_to(&ops::gt_scalar::call(t, Scalar::Int(0))?, t.dtype())?;
-    let neg = cast_to(&ops::lt_scalar::call(t, Scalar::Int(0))?, t.dtype())?;
-    ops::sub::call(&pos, &neg, Scalar::Int(1))
+    ops::sign::call(t)
 }
 
 /// Sums `grad` down to `sizes` (the inverse of broadcasting `sizes` up to `grad`'s shape):
