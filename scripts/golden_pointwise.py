@@ -319,4 +319,113 @@ for name, fn in [("copysign_out", torch.copysign), ("fmax_out", torch.fmax), ("f
 case("heaviside_out", lambda x, y, o: torch.heaviside(x, y, out=o), [t((2, 3), F64), t((3,), F64), t((1,), F64)])
 
 
+# ---- activations composed of others, log_sigmoid ----
+ACT = {"relu6": F.relu6, "selu": torch.selu, "celu": torch.celu, "log_sigmoid": F.logsigmoid}
+for name, fn in ACT.items():
+    for d in FLOATS + [I64, B]:
+        case(name, fn, [t((3, 4), d, "c", -8.0, 8.0)])
+    # PyTorch's log_sigmoid returns a contiguous result; oxten keeps the input's layout, as its
+    # other pointwise ops do, so only the values of non-contiguous inputs are compared there.
+    if name != "log_sigmoid":
+        case(name, fn, [t((4, 5), F32, "t", -8.0, 8.0)])
+        case(name, fn, [t((2, 3, 2, 2), F32, "cl", -8.0, 8.0)])
+    case(name, fn, [v([-100.0, -20.0, -0.0, 0.0, 3.0, 6.0, 7.5, 50.0, INF, -INF, NAN])])
+    case(name, fn, [v([-100.0, -1e-300, 0.5, 700.0, -745.0, NAN], F64)])
+for alpha in [2.5, 0.0, -1.5]:
+    case("celu", lambda x, a=alpha: torch.celu(x, a), [t((3, 4), F64, "c", -5.0, 5.0)], alpha=alpha)
+case("relu6_", lambda x: F.relu6(x.clone(), inplace=True), [t((3, 4), F32, "t", -8.0, 8.0)])
+for name in ["selu_", "celu_"]:
+    case(name, lambda x, n=name: getattr(torch, n)(x.clone()), [t((3, 4), F32, "t", -8.0, 8.0)])
+case("relu6_", lambda x: F.relu6(x.clone(), inplace=True), [t((5,), I64, "c", -9, 9)])
+case("celu_", lambda x: torch.celu_(x.clone(), 0.5), [t((3, 4), F64, "c", -5.0, 5.0)], alpha=0.5)
+for d in FLOATS + [I64]:
+    case("glu", lambda x: F.glu(x), [t((3, 4), d)], dim=-1)
+case("glu", lambda x: F.glu(x, 0), [t((4, 3), F32, "t")], dim=0)
+case("glu", lambda x: F.glu(x, 1), [t((2, 6, 2, 2), F32, "cl")], dim=1)
+case("glu", lambda x: F.glu(x, 1), [t((3, 3), F32)], dim=1)
+case("glu", lambda x: F.glu(x, 0), [t((), F32)], dim=0)
+case("glu", lambda x: F.glu(x, -1), [t((2, 0), F32)], dim=-1)
+for d in FLOATS:
+    case("prelu", F.prelu, [t((2, 3, 4), d), t((3,), d, "c", 0.0, 1.0)])
+case("prelu", F.prelu, [t((2, 3), F32), t((1,), F32)])
+case("prelu", F.prelu, [t((4,), F32), t((1,), F32)])
+case("prelu", F.prelu, [t((2, 3, 2, 2), F32, "cl"), t((3,), F32)])
+case("prelu", F.prelu, [t((4, 3), F32, "t"), t((3,), F32)])
+case("prelu", F.prelu, [t((2, 3), F32), t((), F32)])
+case("prelu", F.prelu, [t((4,), F32), t((4,), F32)])
+case("prelu", F.prelu, [t((2, 3), F32), t((3, 1), F32)])
+case("prelu", F.prelu, [t((), F32), t((3,), F32)])
+case("prelu", F.prelu, [t((2, 3), F32), t((3,), F64)])
+case("prelu", F.prelu, [t((2, 3), I64), t((3,), I64)])
+case("prelu", F.prelu, [v([-INF, -0.0, NAN, 2.0]), v([0.5])])
+case("rrelu", lambda x: F.rrelu(x), [t((3, 4), F32, "c", -5.0, 5.0)], lower=0.125, upper=1 / 3)
+case("rrelu", lambda x: F.rrelu(x, 0.1, 0.3), [t((3, 4), F64, "c", -5.0, 5.0)], lower=0.1, upper=0.3)
+case("rrelu", lambda x: F.rrelu(x), [t((3,), I64)], lower=0.125, upper=1 / 3)
+case("rrelu_", lambda x: F.rrelu(x.clone(), 0.2, 0.4, inplace=True), [t((3, 4), F32, "c", -5.0, 5.0)], lower=0.2,
+     upper=0.4)
+
+
+# ---- clamp_min, clamp_max: declared by `pointwise:` alone ----
+for name, fn in [("clamp_min", torch.clamp_min), ("clamp_max", torch.clamp_max)]:
+    for d in FLOATS + [I64, U8]:
+        case(name, lambda x, f=fn: f(x, 1), [t((3, 4), d)], bound=1)
+    case(name, lambda x, f=fn: f(x, 1.5), [t((3, 4), I64)], bound=1.5)
+    case(name, lambda x, f=fn: f(x, NAN), [t((3,), F32)], bound=NAN)
+    case(name, lambda x, f=fn: f(x, -0.5), [v([NAN, -1.0, 0.0, INF, -INF])], bound=-0.5)
+    case(name + "_tensor", fn, [t((3, 4), F32, "t"), t((4,), F32)])
+    case(name + "_tensor", fn, [t((3, 1), I64), t((4,), F64)])
+    case(name + "_tensor", fn, [v([NAN, 1.0, 2.0]), v([0.0, NAN, 3.0])])
+    case(name + "_", lambda x, f=name: getattr(x.clone(), f + "_")(0.25), [t((3, 4), F32)], bound=0.25)
+    case(name + "_", lambda x, f=name: getattr(x.clone(), f + "_")(2), [t((3,), I64)], bound=2)
+    case(name + "_tensor_", lambda x, y, f=name: getattr(x.clone(), f + "_")(y), [t((3, 4), F32), t((4,), F32)])
+    # PyTorch also rejects an `out` of another dtype here; oxten casts into it.
+    case(name + "_out", lambda x, o, f=fn: f(x, 0.5, out=o), [t((2, 3), F64), t((1,), F64)], bound=0.5)
+    case(name + "_tensor_out", lambda x, y, o, f=fn: f(x, y, out=o), [t((2, 3), F64), t((3,), F64), t((1,), F64)])
+
+
+# ---- square, fix: composites ----
+for d in FLOATS + [I64, I8, U8, B]:
+    case("square", torch.square, [t((3, 4), d)])
+    case("fix", torch.fix, [t((3, 4), d)])
+case("square", torch.square, [t((4, 5), F32, "t")])
+case("square", torch.square, [v([INF, -INF, NAN, 1e20, -0.0])])
+case("square_", lambda x: x.clone().square_(), [t((3, 4), F32)])
+case("square_", lambda x: x.clone().square_(), [t((3,), I64)])
+case("square_", lambda x: x.clone().square_(), [t((3,), B)])
+case("square_out", lambda x, o: torch.square(x, out=o), [t((2, 3), F64), t((1,), F64)])
+case("fix", torch.fix, [v(EDGES)])
+case("fix_", lambda x: x.clone().fix_(), [t((3, 4), F32, "t")])
+case("fix_out", lambda x, o: torch.fix(x, out=o), [t((2, 3), F64), t((1,), F32)])
+
+
+# ---- div with a rounding mode ----
+for mode in ["trunc", "floor", None]:
+    m = mode or "none"
+    dv = lambda x, y, md=mode: torch.div(x, y, rounding_mode=md)
+    for d in [F32, F64]:
+        case("div_mode", dv, [v(NUM, d), v(DEN, d)], mode=m)
+    for d in [F16, BF16]:
+        case("div_mode", dv, [t((3, 4), d, "c", -5, 5), t((3, 4), d, "c", 0.5, 3)], mode=m)
+    for d in [I64, I8, U8]:
+        nums = [abs(x) for x in INUM] if d == U8 else INUM
+        dens = [abs(x) for x in IDEN] if d == U8 else IDEN
+        case("div_mode", dv, [v(nums, d), v(dens, d)], mode=m)
+        case("div_mode_scalar", lambda x, md=mode: torch.div(x, -3, rounding_mode=md), [v(nums, d)], mode=m, other=-3)
+        case("div_mode", dv, [v(nums, d), v([1, 0, 2, 1, 1, 1, 1, 1, 1], d)], mode=m)
+        case("div_mode_scalar", lambda x, md=mode: torch.div(x, 0, rounding_mode=md), [v(nums, d)], mode=m, other=0)
+    case("div_mode", dv, [v([True, False], B), v([True, True], B)], mode=m)
+    case("div_mode", dv, [t((4, 5), F32, "t"), t((5,), I64, "c", 1, 4)], mode=m)
+    case("div_mode_scalar", lambda x, md=mode: torch.div(x, 2.5, rounding_mode=md), [v(INUM, I64)], mode=m, other=2.5)
+    case("div_mode_", lambda x, y, md=mode: x.clone().div_(y, rounding_mode=md), [v(INUM, I64), v(IDEN, I64)], mode=m)
+    case("div_mode_", lambda x, y, md=mode: x.clone().div_(y, rounding_mode=md), [t((3, 4), F32), t((4,), F32)],
+         mode=m)
+    case("div_mode_scalar_", lambda x, md=mode: x.clone().div_(-2, rounding_mode=md), [v(INUM, I64)], mode=m,
+         other=-2)
+    case("div_mode_out", lambda x, y, o, md=mode: torch.div(x, y, rounding_mode=md, out=o),
+         [t((2, 3), F64), t((3,), F64, "c", 0.5, 2), t((1,), F64)], mode=m)
+    case("div_mode_scalar_out", lambda x, o, md=mode: torch.div(x, 1.5, rounding_mode=md, out=o),
+         [t((2, 3), F64), t((1,), F64)], mode=m, other=1.5)
+case("div_mode", lambda x, y: torch.div(x, y, rounding_mode="round"), [t((3,), F32), t((3,), F32)], mode="round")
+
+
 g.save()

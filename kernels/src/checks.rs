@@ -1,10 +1,10 @@
 //! Argument checks that generated pointwise meta functions run first (`pointwise_check:`).
 
 use crate::generated::decls::{
-    AddcdivCheck, AddcmulCheck, CeilCheck, FloorCheck, FloorDivideCheck, FloorDivideScalarCheck, FracCheck,
-    HeavisideCheck, HypotCheck, IntegerDivisionCheck, IntegerDivisionScalarCheck, LerpScalarCheck, LerpTensorCheck,
-    LogaddexpCheck, NegCheck, ReluCheck, RoundCheck, RoundDecimalsCheck, ScalarIntegerDivisionCheck, SiluCheck,
-    SubCheck, SubScalarCheck, TruncCheck,
+    AddcdivCheck, AddcmulCheck, CeilCheck, DivTruncCheck, DivTruncScalarCheck, FloorCheck, FloorDivideCheck,
+    FloorDivideScalarCheck, FracCheck, HeavisideCheck, HypotCheck, IntegerDivisionCheck, IntegerDivisionScalarCheck,
+    LerpScalarCheck, LerpTensorCheck, LogaddexpCheck, NegCheck, ReluCheck, RoundCheck, RoundDecimalsCheck,
+    ScalarIntegerDivisionCheck, SiluCheck, SubCheck, SubScalarCheck, TruncCheck,
 };
 use crate::logical::promote::{result_type, Arg};
 use crate::nn::{floating_only, not_implemented};
@@ -240,6 +240,21 @@ impl FloorDivideCheck for Meta {
 impl FloorDivideScalarCheck for Meta {
     fn floor_divide_scalar_check(self_: &Tensor, other: Scalar) -> Result<()> {
         no_bool("div_floor_cpu", result_type(&[Arg::Tensor(self_), Arg::Scalar(other)]))?;
+        <Meta as IntegerDivisionScalarCheck>::integer_division_scalar_check(self_, other)
+    }
+}
+
+impl DivTruncCheck for Meta {
+    fn div_trunc_check(self_: &Tensor, other: &Tensor) -> Result<()> {
+        let common = common2(self_, other);
+        no_bool("div_trunc_cpu", common)?;
+        no_integer_zero_divisor(common, other)
+    }
+}
+
+impl DivTruncScalarCheck for Meta {
+    fn div_trunc_scalar_check(self_: &Tensor, other: Scalar) -> Result<()> {
+        no_bool("div_trunc_cpu", result_type(&[Arg::Tensor(self_), Arg::Scalar(other)]))?;
         <Meta as IntegerDivisionScalarCheck>::integer_division_scalar_check(self_, other)
     }
 }

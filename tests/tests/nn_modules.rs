@@ -180,3 +180,58 @@ fn more_layers_match_pytorch() {
     check("emb", emb.forward(&get("__idx")).unwrap());
     assert_eq!(ln.named_parameters().len() + gn.named_parameters().len() + emb.named_parameters().len(), 5);
 }
+
+/// The activation layers call their operators with PyTorch's default hyper-parameters; `PReLU`
+/// has one learnable slope (0.25) named `weight`; `RReLU` draws slopes only in training mode.
+#[test]
+fn activation_layers_use_pytorch_defaults() -> oxten::Result<()> {
+    use oxten::nn::{
+        Hardshrink, Hardtanh, LeakyReLU, LogSigmoid, PReLU, RReLU, ReLU6, Softplus, Softshrink, Softsign, Tanhshrink,
+        Threshold, CELU, ELU, GLU, SELU,
+    };
+    use oxten::{ops, Scalar};
+    let _turn = one_at_a_time();
+    let x = Tensor::from_vec(vec![-3.0f64, -1.2, -0.4, 0.0, 0.3, 1.7, 4.5, 7.0], &[2, 4])?;
+    let f = |v: f64| Scalar::Float(v);
+    let same = |layer: &dyn Module, want: Tensor| -> oxten::Result<()> {
+        assert_eq!(layer.forward(&x)?.to_f64_vec()?, want.to_f64_vec()?);
+        Ok(())
+    };
+    same(&ReLU6, ops::hardtanh::call(&x, f(0.0), f(6.0))?)?;
+    same(&SELU, ops::elu::call(&x, f(1.6732632423543772), f(1.0507009873554805), f(1.0))?)?;
+    same(&CELU::default(), ops::elu::call(&x, f(1.0), f(1.0), f(1.0))?)?;
+    same(&ELU::default(), ops::elu::call(&x, f(1.0), f(1.0), f(1.0))?)?;
+    same(&LeakyReLU::default(), ops::leaky_relu::call(&x, f(0.01))?)?;
+    same(&Hardtanh::default(), ops::clamp::call(&x, Some(f(-1.0)), Some(f(1.0)))?)?;
+    same(&Hardshrink::default(), ops::hardshrink::call(&x, f(0.5))?)?;
+    same(&Softshrink::default(), ops::softshrink::call(&x, f(0.5))?)?;
+    same(&Softplus::default(), ops::softplus::call(&x, f(1.0), f(20.0))?)?;
+    same(&Threshold { threshold: 0.3, value: -1.0 }, ops::threshold::call(&x, f(0.3), f(-1.0))?)?;
+    same(&GLU::default(), ops::glu::call(&x, -1)?)?;
+    let xs = x.to_f64_vec()?;
+    let log_sigmoid: Vec<f64> = xs.iter().map(|v| v.min(0.0) - (-v.abs()).exp().ln_1p()).collect();
+    assert_eq!(LogSigmoid.forward(&x)?.to_f64_vec()?, log_sigmoid);
+    let softsign: Vec<f64> = xs.iter().map(|v| v / (1.0 + v.abs())).collect();
+    assert_eq!(Softsign.forward(&x)?.to_f64_vec()?, softsign);
+    let tanhshrink: Vec<f64> = xs.iter().map(|v| v - v.tanh()).collect();
+    assert_eq!(Tanhshrink.forward(&x)?.to_f64_vec()?, tanhshrink);
+
+    let prelu = PReLU::default();
+    let names: Vec<String> = prelu.named_parameters().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["weight"]);
+    let y = prelu.forward(&x.try_to_dtype(DType::F32)?)?;
+    assert_eq!(y.to_f64_vec()?[0], -0.75);
+    let per_channel = PReLU::new(2, 0.5);
+    let y = per_channel.forward(&x.try_reshape(&[1, 2, 4])?.try_to_dtype(DType::F32)?)?;
+    assert_eq!(y.to_f64_vec()?[0], -1.5);
+
+    let mut rrelu = RReLU::default();
+    rrelu.eval();
+    let mean_slope = (1.0 / 8.0 + 1.0 / 3.0) / 2.0;
+    same(&rrelu, ops::leaky_relu::call(&x, f(mean_slope))?)?;
+    rrelu.train();
+    let y = rrelu.forward(&x)?.to_f64_vec()?;
+    let slope = y[0] / xs[0];
+    assert!((1.0 / 8.0..=1.0 / 3.0).contains(&slope), "{slope}");
+    Ok(())
+}

@@ -18,6 +18,7 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
     // An in-place op works on a copy, so the recorded input stays as PyTorch saw it.
     let copy = |i: usize| t(i).deep_clone();
     let one = |r: Result<Tensor>| r.map(|t| vec![t]);
+    let mode = || c.attr("mode").filter(|m| *m != "none");
     match c.op.as_str() {
         "log1p" => one(ops::log1p::call(t(0))),
         "expm1" => one(ops::expm1::call(t(0))),
@@ -188,6 +189,43 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         "heaviside" => one(ops::heaviside::call(t(0), t(1))),
         "heaviside_" => one(ops::heaviside_::call(&copy(0), t(1))),
         "heaviside_out" => one(ops::heaviside_out::call(t(0), t(1), t(2))),
+        "relu6" => one(ops::relu6::call(t(0))),
+        "relu6_" => one(ops::relu6_::call(&copy(0))),
+        "selu" => one(ops::selu::call(t(0))),
+        "selu_" => one(ops::selu_::call(&copy(0))),
+        "celu" => one(ops::celu::call(t(0), c.scalar("alpha").unwrap_or(Scalar::Float(1.0)))),
+        "celu_" => one(ops::celu_::call(&copy(0), c.scalar("alpha").unwrap_or(Scalar::Float(1.0)))),
+        "log_sigmoid" => one(ops::log_sigmoid::call(t(0))),
+        "glu" => one(ops::glu::call(t(0), c.int("dim").unwrap())),
+        "prelu" => one(ops::prelu::call(t(0), t(1))),
+        "rrelu" => one(ops::rrelu::call(t(0), c.scalar("lower").unwrap(), c.scalar("upper").unwrap(), false, None)),
+        "rrelu_" => {
+            one(ops::rrelu_::call(&copy(0), c.scalar("lower").unwrap(), c.scalar("upper").unwrap(), false, None))
+        }
+        "clamp_min" => one(ops::clamp_min::call(t(0), c.scalar("bound").unwrap())),
+        "clamp_min_" => one(ops::clamp_min_::call(&copy(0), c.scalar("bound").unwrap())),
+        "clamp_min_out" => one(ops::clamp_min_out::call(t(0), c.scalar("bound").unwrap(), t(1))),
+        "clamp_min_tensor" => one(ops::clamp_min_tensor::call(t(0), t(1))),
+        "clamp_min_tensor_" => one(ops::clamp_min_tensor_::call(&copy(0), t(1))),
+        "clamp_min_tensor_out" => one(ops::clamp_min_tensor_out::call(t(0), t(1), t(2))),
+        "clamp_max" => one(ops::clamp_max::call(t(0), c.scalar("bound").unwrap())),
+        "clamp_max_" => one(ops::clamp_max_::call(&copy(0), c.scalar("bound").unwrap())),
+        "clamp_max_out" => one(ops::clamp_max_out::call(t(0), c.scalar("bound").unwrap(), t(1))),
+        "clamp_max_tensor" => one(ops::clamp_max_tensor::call(t(0), t(1))),
+        "clamp_max_tensor_" => one(ops::clamp_max_tensor_::call(&copy(0), t(1))),
+        "clamp_max_tensor_out" => one(ops::clamp_max_tensor_out::call(t(0), t(1), t(2))),
+        "square" => one(ops::square::call(t(0))),
+        "square_" => one(ops::square_::call(&copy(0))),
+        "square_out" => one(ops::square_out::call(t(0), t(1))),
+        "fix" => one(ops::fix::call(t(0))),
+        "fix_" => one(ops::fix_::call(&copy(0))),
+        "fix_out" => one(ops::fix_out::call(t(0), t(1))),
+        "div_mode" => one(ops::div_tensor_mode::call(t(0), t(1), mode())),
+        "div_mode_" => one(ops::div_tensor_mode_::call(&copy(0), t(1), mode())),
+        "div_mode_out" => one(ops::div_out_mode::call(t(0), t(1), mode(), t(2))),
+        "div_mode_scalar" => one(ops::div_scalar_mode::call(t(0), c.scalar("other").unwrap(), mode())),
+        "div_mode_scalar_" => one(ops::div_scalar_mode_::call(&copy(0), c.scalar("other").unwrap(), mode())),
+        "div_mode_scalar_out" => one(ops::div_scalar_mode_out::call(t(0), c.scalar("other").unwrap(), mode(), t(1))),
         other => panic!("case at line {}: no runner for op {other}", c.line),
     }
 }
@@ -244,5 +282,85 @@ fn composites_pass_gradcheck() -> Result<()> {
     gradcheck(clamp, &[x.clone(), lo, hi], opts)?;
     let pick = |t: &[Tensor]| Ok(vec![ops::where_scalarother::call(&cond, &t[0], Scalar::Float(2.5))?]);
     gradcheck(pick, &[x], opts)?;
+    Ok(())
+}
+
+/// The activations composed of other operators differentiate through them (`relu6`, `selu`,
+/// `celu`, `glu`, `prelu` with a per-channel weight, `rrelu` in evaluation), and so do `square`
+/// and `div`'s rounding modes (zero gradients for `"trunc"` and `"floor"`).
+#[test]
+fn activation_composites_pass_gradcheck() -> Result<()> {
+    use oxten::autograd::{gradcheck, gradgradcheck, GradcheckOpts};
+    let leaf = |v: Vec<f64>, shape: &[i64]| Tensor::from_vec(v, shape).unwrap().requires_grad_(true);
+    // Away from the kinks at 0 and 6.
+    let x = leaf(vec![-2.5, -0.7, 0.4, 1.9, 6.8, -4.2, 3.3, 0.9, -1.1, 5.2, -0.3, 2.6], &[2, 3, 2]);
+    let w = leaf(vec![0.25, -0.5, 1.5], &[3]);
+    let opts = GradcheckOpts::default();
+    type Op = fn(&Tensor) -> Result<Tensor>;
+    let unary: [(&str, Op); 6] = [
+        ("relu6", |t| ops::relu6::call(t)),
+        ("selu", |t| ops::selu::call(t)),
+        ("celu", |t| ops::celu::call(t, Scalar::Float(0.7))),
+        ("glu", |t| ops::glu::call(t, 2)),
+        ("rrelu", |t| ops::rrelu::call(t, Scalar::Float(0.1), Scalar::Float(0.3), false, None)),
+        ("square", |t| ops::square::call(t)),
+    ];
+    for (name, f) in unary {
+        let g = |t: &[Tensor]| Ok(vec![f(&t[0])?]);
+        gradcheck(g, std::slice::from_ref(&x), opts).map_err(|e| oxten::Error::runtime(format!("{name}: {e}")))?;
+        gradgradcheck(g, std::slice::from_ref(&x), opts).map_err(|e| oxten::Error::runtime(format!("{name}: {e}")))?;
+    }
+    let glu0 = |t: &[Tensor]| Ok(vec![ops::glu::call(&t[0], 0)?]);
+    gradcheck(glu0, &[x.try_reshape(&[4, 3])?.detach().requires_grad_(true)], opts)?;
+    let prelu = |t: &[Tensor]| Ok(vec![ops::prelu::call(&t[0], &t[1])?]);
+    gradcheck(prelu, &[x.try_reshape(&[2, 3, 2])?.detach().requires_grad_(true), w.clone()], opts)?;
+    gradgradcheck(prelu, &[x.try_reshape(&[2, 3, 2])?.detach().requires_grad_(true), w], opts)?;
+    // Rounding modes: the gradient is zero, as PyTorch's.
+    let d = leaf(vec![1.5, -2.3, 0.7], &[3]);
+    let y = ops::div_tensor_mode::call(&x.try_reshape(&[4, 3])?, &d, Some("floor"))?;
+    let g = oxten::autograd::grad(&[y.try_sum()?], &[x.clone(), d.clone()])?;
+    assert!(g.iter().all(|g| g.as_ref().is_none_or(|g| g.to_f64_vec().unwrap().iter().all(|v| *v == 0.0))));
+    let true_div = |t: &[Tensor]| Ok(vec![ops::div_tensor_mode::call(&t[0], &t[1], None)?]);
+    gradcheck(true_div, &[x.try_reshape(&[4, 3])?.detach().requires_grad_(true), d], opts)?;
+    Ok(())
+}
+
+/// `heaviside` has no derivative in PyTorch: its forward works, its backward fails.
+#[test]
+fn heaviside_backward_is_not_implemented() -> Result<()> {
+    let x = Tensor::from_vec(vec![-1.0f64, 0.0, 2.0], &[3])?.requires_grad_(true);
+    let v = Tensor::from_vec(vec![0.5f64], &[1])?;
+    let y = ops::heaviside::call(&x, &v)?;
+    assert_eq!(y.to_f64_vec()?, [0.0, 0.5, 1.0]);
+    let err = y.try_sum()?.try_backward().unwrap_err();
+    assert!(err.to_string().contains("heaviside"), "{err}");
+    Ok(())
+}
+
+/// `rrelu` in training draws one slope per negative element from `U(lower, upper)` (seeded by
+/// the generator), keeps the positive ones, and its gradient is that slope.
+#[test]
+fn rrelu_training_draws_slopes_in_range() -> Result<()> {
+    let x = Tensor::from_vec((0..200).map(|i| i as f64 - 100.0).collect::<Vec<_>>(), &[200])?.requires_grad_(true);
+    let gen = oxten::Generator::with_seed(7);
+    let y = ops::rrelu::call(&x, Scalar::Float(0.1), Scalar::Float(0.3), true, Some(&gen))?;
+    let (xs, ys) = (x.to_f64_vec()?, y.to_f64_vec()?);
+    let mut slopes = Vec::new();
+    for (a, b) in xs.iter().zip(&ys) {
+        if *a > 0.0 {
+            assert_eq!(a, b);
+        } else if *a < 0.0 {
+            slopes.push(b / a);
+        }
+    }
+    assert!(slopes.iter().all(|s| (0.1..=0.3).contains(s)), "{slopes:?}");
+    assert!(slopes.windows(2).any(|w| w[0] != w[1]), "the slopes are drawn per element");
+    y.try_sum()?.try_backward()?;
+    let g = x.grad().unwrap().to_f64_vec()?;
+    for ((a, b), gi) in xs.iter().zip(&ys).zip(&g) {
+        if *a < 0.0 {
+            assert!((gi - b / a).abs() < 1e-12);
+        }
+    }
     Ok(())
 }

@@ -29,7 +29,10 @@ mod pool;
 mod sequential;
 mod transformer;
 
-pub use activation::{Flatten, Hardsigmoid, Hardswish, Identity, Mish, ReLU, SiLU, Sigmoid, Tanh, GELU};
+pub use activation::{
+    Flatten, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, Identity, LeakyReLU, LogSigmoid, Mish, PReLU, RReLU, ReLU,
+    ReLU6, SiLU, Sigmoid, Softplus, Softshrink, Softsign, Tanh, Tanhshrink, Threshold, CELU, ELU, GELU, GLU, SELU,
+};
 pub use attention::{MhaOpts, MultiheadAttention};
 pub use containers::{ModuleDict, ModuleList};
 pub use conv::Conv2d;

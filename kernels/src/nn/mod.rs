@@ -17,6 +17,7 @@
 //! [`REDUCTION_SUM`] (2).
 
 mod activation;
+mod activation_composites;
 mod attention;
 #[cfg(feature = "cuda")]
 mod cuda;

@@ -8,8 +8,17 @@
 //!   take part in type promotion, and NaN in `x` or a bound propagates, as in PyTorch's kernel.
 //!   It is CompositeExplicitAutograd: its derivatives.yaml formula routes the gradient as PyTorch
 //!   does where `x` ties a bound or `min > max`, which the composition's gradient would not.
+//! * `square(x)` is `pow(x, 2)` (bool squares to int64 by `pow`'s promotion) and `fix` is `trunc`.
+//! * `div(x, y, rounding_mode=…)` is `div` (`None`), `_div_trunc` (`"trunc"`) or `floor_divide`
+//!   (`"floor"`), in every variant.
 
-use crate::generated::decls::{ClampTensorCompositeExplicit, LogitCompositeImplicit, LogitInplaceCompositeImplicit};
+use crate::generated::decls::{
+    ClampTensorCompositeExplicit, DivOutModeCompositeImplicit, DivScalarModeCompositeImplicit,
+    DivScalarModeInplaceCompositeImplicit, DivScalarModeOutCompositeImplicit, DivTensorModeCompositeImplicit,
+    DivTensorModeInplaceCompositeImplicit, FixCompositeImplicit, FixInplaceCompositeImplicit, FixOutCompositeImplicit,
+    LogitCompositeImplicit, LogitInplaceCompositeImplicit, SquareCompositeImplicit, SquareInplaceCompositeImplicit,
+    SquareOutCompositeImplicit,
+};
 use crate::iter::scalar_type_name;
 use crate::Composite;
 use oxten_runtime::ops;
@@ -47,6 +56,120 @@ impl ClampTensorCompositeExplicit for Composite {
             (Some(lo), None) => self_.try_maximum(lo),
             (None, Some(hi)) => self_.try_minimum(hi),
             (Some(lo), Some(hi)) => self_.try_maximum(lo)?.try_minimum(hi),
+        }
+    }
+}
+
+impl SquareCompositeImplicit for Composite {
+    fn square(self_: &Tensor) -> Result<Tensor> {
+        ops::pow_tensor_scalar::call(self_, Scalar::Int(2))
+    }
+}
+
+impl SquareInplaceCompositeImplicit for Composite {
+    fn square_(self_: &Tensor) -> Result<Tensor> {
+        ops::pow_scalar_::call(self_, Scalar::Int(2))
+    }
+}
+
+impl SquareOutCompositeImplicit for Composite {
+    fn square_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+        ops::pow_tensor_scalar_out::call(self_, Scalar::Int(2), out)
+    }
+}
+
+impl FixCompositeImplicit for Composite {
+    fn fix(self_: &Tensor) -> Result<Tensor> {
+        ops::trunc::call(self_)
+    }
+}
+
+impl FixInplaceCompositeImplicit for Composite {
+    fn fix_(self_: &Tensor) -> Result<Tensor> {
+        ops::trunc_::call(self_)
+    }
+}
+
+impl FixOutCompositeImplicit for Composite {
+    fn fix_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {
+        ops::trunc_out::call(self_, out)
+    }
+}
+
+/// `div`'s rounding modes.
+enum Rounding {
+    True,
+    Trunc,
+    Floor,
+}
+
+fn rounding(mode: Option<&str>) -> Result<Rounding> {
+    match mode {
+        None => Ok(Rounding::True),
+        Some("trunc") => Ok(Rounding::Trunc),
+        Some("floor") => Ok(Rounding::Floor),
+        Some(other) => Err(Error::value(format!(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{other}'"
+        ))),
+    }
+}
+
+impl DivTensorModeCompositeImplicit for Composite {
+    fn div_tensor_mode(self_: &Tensor, other: &Tensor, rounding_mode: Option<&str>) -> Result<Tensor> {
+        match rounding(rounding_mode)? {
+            Rounding::True => ops::div::call(self_, other),
+            Rounding::Trunc => ops::_div_trunc::call(self_, other),
+            Rounding::Floor => ops::floor_divide::call(self_, other),
+        }
+    }
+}
+
+impl DivTensorModeInplaceCompositeImplicit for Composite {
+    fn div_tensor_mode_(self_: &Tensor, other: &Tensor, rounding_mode: Option<&str>) -> Result<Tensor> {
+        match rounding(rounding_mode)? {
+            Rounding::True => ops::div_::call(self_, other),
+            Rounding::Trunc => ops::_div_trunc_::call(self_, other),
+            Rounding::Floor => ops::floor_divide_::call(self_, other),
+        }
+    }
+}
+
+impl DivOutModeCompositeImplicit for Composite {
+    fn div_out_mode(self_: &Tensor, other: &Tensor, rounding_mode: Option<&str>, out: &Tensor) -> Result<Tensor> {
+        match rounding(rounding_mode)? {
+            Rounding::True => ops::div_out::call(self_, other, out),
+            Rounding::Trunc => ops::_div_trunc_out::call(self_, other, out),
+            Rounding::Floor => ops::floor_divide_out::call(self_, other, out),
+        }
+    }
+}
+
+impl DivScalarModeCompositeImplicit for Composite {
+    fn div_scalar_mode(self_: &Tensor, other: Scalar, rounding_mode: Option<&str>) -> Result<Tensor> {
+        match rounding(rounding_mode)? {
+            Rounding::True => ops::div_scalar::call(self_, other),
+            Rounding::Trunc => ops::_div_trunc_scalar::call(self_, other),
+            Rounding::Floor => ops::floor_divide_scalar::call(self_, other),
+        }
+    }
+}
+
+impl DivScalarModeInplaceCompositeImplicit for Composite {
+    fn div_scalar_mode_(self_: &Tensor, other: Scalar, rounding_mode: Option<&str>) -> Result<Tensor> {
+        match rounding(rounding_mode)? {
+            Rounding::True => ops::div_scalar_::call(self_, other),
+            Rounding::Trunc => ops::_div_trunc_scalar_::call(self_, other),
+            Rounding::Floor => ops::floor_divide_scalar_::call(self_, other),
+        }
+    }
+}
+
+impl DivScalarModeOutCompositeImplicit for Composite {
+    fn div_scalar_mode_out(self_: &Tensor, other: Scalar, rounding_mode: Option<&str>, out: &Tensor) -> Result<Tensor> {
+        match rounding(rounding_mode)? {
+            Rounding::True => ops::div_scalar_out::call(self_, other, out),
+            Rounding::Trunc => ops::_div_trunc_scalar_out::call(self_, other, out),
+            Rounding::Floor => ops::floor_divide_scalar_out::call(self_, other, out),
         }
     }
 }

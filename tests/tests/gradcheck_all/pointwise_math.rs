@@ -121,5 +121,19 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("xlogy.Scalar_Self", "", vec![r.pos(&[2, 3])], |x| {
             ops::xlogy_scalar_self::call(Scalar::Float(1.5), &x[0])
         }),
+        case("log_sigmoid", "", vec![r.any(&[2, 3])], |x| ops::log_sigmoid::call(&x[0])),
+        // clamp_min/clamp_max: bounds away from the inputs (no ties).
+        case("clamp_min", "", vec![r.away_from_zero(&[2, 3])], |x| ops::clamp_min::call(&x[0], Scalar::Float(0.1))),
+        case("clamp_min.Tensor", "broadcast", vec![r.distinct(&[2, 3]), r.any(&[3])], |x| {
+            ops::clamp_min_tensor::call(&x[0], &x[1])
+        }),
+        case("clamp_max", "in-place", vec![r.away_from_zero(&[2, 3])], |x| {
+            ops::clamp_max_::call(&fresh(&x[0])?, Scalar::Float(-0.1))
+        }),
+        case("clamp_max.Tensor", "broadcast", vec![r.distinct(&[2, 3]), r.any(&[2, 1])], |x| {
+            ops::clamp_max_tensor::call(&x[0], &x[1])
+        }),
+        case("_div_trunc", "", vec![num(), den()], |x| ops::_div_trunc::call(&x[0], &x[1])),
+        case("_div_trunc.Scalar", "", vec![num()], |x| ops::_div_trunc_scalar::call(&x[0], Scalar::Float(0.7))),
     ]
 }
