@@ -428,4 +428,43 @@ for mode in ["trunc", "floor", None]:
 case("div_mode", lambda x, y: torch.div(x, y, rounding_mode="round"), [t((3,), F32), t((3,), F32)], mode="round")
 
 
+# ---- logical and bitwise ops ----
+LA = [0.0, 2.0, NAN, -0.0, 1.0, 0.0]
+LB = [1.0, 0.0, 1.0, 3.0, -INF, 0.0]
+for name in ["logical_and", "logical_or", "logical_xor"]:
+    fn = getattr(torch, name)
+    case(name, fn, [v(LA), v(LB)])
+    for d in [F64, F16, BF16, I64, I8, U8, B]:
+        case(name, fn, [t((3, 4), d, "c", -2, 2), t((4,), d, "c", -2, 2)])
+    case(name, fn, [t((3, 4), I32, "c", -2, 2), t((3, 1), F32, "c", -2, 2)])
+    case(name, fn, [t((4, 5), F32, "t", -1, 1), t((5,), B)])
+    case(name + "_", lambda x, y, n=name: getattr(x.clone(), n + "_")(y), [t((3, 4), F32, "c", -1, 1), t((4,), I64)])
+    case(name + "_out", lambda x, y, o, f=fn: f(x, y, out=o), [t((2, 3), I64, "c", -1, 1), t((3,), I64), t((1,), F32)])
+IA = [-8, 3, 127, -128, 0, 5, -1, 64]
+IB = [1, 7, 8, -1, 3, 9, 63, 2]
+for name in ["bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift"]:
+    fn = getattr(torch, name)
+    for d in [I64, I32, I16, I8]:
+        case(name, fn, [v(IA, d), v(IB, d)])
+    case(name, fn, [v([200, 3, 255, 1, 0, 128, 7, 64], U8), v([1, 8, 9, 200, 3, 7, 2, 255], U8)])
+    case(name, fn, [v([True, False, True, False], B), v([True, True, False, False], B)])
+    case(name, fn, [t((3, 4), F32), t((3, 4), F32)])
+    case(name, fn, [t((3, 4), I64, "t", -50, 50), t((4,), I8, "c", 0, 6)])
+    case(name, fn, [t((3,), I64), t((3,), F64)])
+    case(name + "_scalar", lambda x, f=fn: f(x, 3), [v(IA, I64)], other=3)
+    case(name + "_scalar", lambda x, f=fn: f(x, -2), [v(IA, I16)], other=-2)
+    case(name + "_scalar", lambda x, y, f=fn: f(x, y), [v([True, False], B), ("s", True)])
+    case(name + "_scalar", lambda x, f=fn: f(x, 2.5), [v(IA, I64)], other=2.5)
+    case(name + "_scalar_tensor", lambda y, f=fn: f(6, y), [v([1, 2, 3, 70], I64)], scalar=6)
+    case(name + "_", lambda x, y, n=name: getattr(x.clone(), n + "_")(y), [v(IA, I32), v(IB, I32)])
+    case(name + "_", lambda x, y, n=name: getattr(x.clone(), n + "_")(y), [v(IA, I32), v(IB, I64)])
+    case(name + "_out", lambda x, y, o, f=fn: f(x, y, out=o), [v(IA, I64), v(IB, I64), t((1,), I64)])
+case("bitwise_not", torch.bitwise_not, [v(IA, I64)])
+for d in [I32, I16, I8, U8, B, F32]:
+    case("bitwise_not", torch.bitwise_not, [t((3, 4), d, "c", -9, 9)])
+case("bitwise_not", torch.bitwise_not, [t((4, 5), I64, "t", -9, 9)])
+case("bitwise_not_", lambda x: x.clone().bitwise_not_(), [v([True, False], B)])
+case("bitwise_not_out", lambda x, o: torch.bitwise_not(x, out=o), [v(IA, I64), t((1,), I64)])
+
+
 g.save()

@@ -3,8 +3,9 @@
 use crate::generated::decls::{
     AddcdivCheck, AddcmulCheck, CeilCheck, DivTruncCheck, DivTruncScalarCheck, FloorCheck, FloorDivideCheck,
     FloorDivideScalarCheck, FracCheck, HeavisideCheck, HypotCheck, IntegerDivisionCheck, IntegerDivisionScalarCheck,
-    LerpScalarCheck, LerpTensorCheck, LogaddexpCheck, NegCheck, ReluCheck, RoundCheck, RoundDecimalsCheck,
-    ScalarIntegerDivisionCheck, SiluCheck, SubCheck, SubScalarCheck, TruncCheck,
+    LerpScalarCheck, LerpTensorCheck, LogaddexpCheck, LshiftCheck, LshiftScalarCheck, NegCheck, ReluCheck, RoundCheck,
+    RoundDecimalsCheck, RshiftCheck, RshiftScalarCheck, ScalarIntegerDivisionCheck, ScalarLshiftCheck,
+    ScalarRshiftCheck, SiluCheck, SubCheck, SubScalarCheck, TruncCheck,
 };
 use crate::logical::promote::{result_type, Arg};
 use crate::nn::{floating_only, not_implemented};
@@ -256,5 +257,49 @@ impl DivTruncScalarCheck for Meta {
     fn div_trunc_scalar_check(self_: &Tensor, other: Scalar) -> Result<()> {
         no_bool("div_trunc_cpu", result_type(&[Arg::Tensor(self_), Arg::Scalar(other)]))?;
         <Meta as IntegerDivisionScalarCheck>::integer_division_scalar_check(self_, other)
+    }
+}
+
+/// The shifts exist for integer dtypes only (PyTorch names its kernels `lshift`/`rshift`).
+fn integer_only(kernel: &str, dtype: DType) -> Result<()> {
+    if dtype.is_floating_point() || dtype == DType::Bool {
+        return Err(not_implemented(kernel, dtype));
+    }
+    Ok(())
+}
+
+impl LshiftCheck for Meta {
+    fn lshift_check(self_: &Tensor, other: &Tensor) -> Result<()> {
+        integer_only("lshift_cpu", common2(self_, other))
+    }
+}
+
+impl LshiftScalarCheck for Meta {
+    fn lshift_scalar_check(self_: &Tensor, other: Scalar) -> Result<()> {
+        integer_only("lshift_cpu", result_type(&[Arg::Tensor(self_), Arg::Scalar(other)]))
+    }
+}
+
+impl ScalarLshiftCheck for Meta {
+    fn scalar_lshift_check(self_: Scalar, other: &Tensor) -> Result<()> {
+        integer_only("lshift_cpu", result_type(&[Arg::Scalar(self_), Arg::Tensor(other)]))
+    }
+}
+
+impl RshiftCheck for Meta {
+    fn rshift_check(self_: &Tensor, other: &Tensor) -> Result<()> {
+        integer_only("rshift_cpu", common2(self_, other))
+    }
+}
+
+impl RshiftScalarCheck for Meta {
+    fn rshift_scalar_check(self_: &Tensor, other: Scalar) -> Result<()> {
+        integer_only("rshift_cpu", result_type(&[Arg::Tensor(self_), Arg::Scalar(other)]))
+    }
+}
+
+impl ScalarRshiftCheck for Meta {
+    fn scalar_rshift_check(self_: Scalar, other: &Tensor) -> Result<()> {
+        integer_only("rshift_cpu", result_type(&[Arg::Scalar(self_), Arg::Tensor(other)]))
     }
 }

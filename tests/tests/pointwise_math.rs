@@ -19,6 +19,8 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
     let copy = |i: usize| t(i).deep_clone();
     let one = |r: Result<Tensor>| r.map(|t| vec![t]);
     let mode = || c.attr("mode").filter(|m| *m != "none");
+    let other = || c.scalar("other").unwrap_or_else(|| s(1));
+    let scalar = || c.scalar("scalar").unwrap();
     match c.op.as_str() {
         "log1p" => one(ops::log1p::call(t(0))),
         "expm1" => one(ops::expm1::call(t(0))),
@@ -226,6 +228,43 @@ fn run(c: &Case) -> Result<Vec<Tensor>> {
         "div_mode_scalar" => one(ops::div_scalar_mode::call(t(0), c.scalar("other").unwrap(), mode())),
         "div_mode_scalar_" => one(ops::div_scalar_mode_::call(&copy(0), c.scalar("other").unwrap(), mode())),
         "div_mode_scalar_out" => one(ops::div_scalar_mode_out::call(t(0), c.scalar("other").unwrap(), mode(), t(1))),
+        "logical_and" => one(ops::logical_and::call(t(0), t(1))),
+        "logical_and_" => one(ops::logical_and_::call(&copy(0), t(1))),
+        "logical_and_out" => one(ops::logical_and_out::call(t(0), t(1), t(2))),
+        "logical_or" => one(ops::logical_or::call(t(0), t(1))),
+        "logical_or_" => one(ops::logical_or_::call(&copy(0), t(1))),
+        "logical_or_out" => one(ops::logical_or_out::call(t(0), t(1), t(2))),
+        "logical_xor" => one(ops::logical_xor::call(t(0), t(1))),
+        "logical_xor_" => one(ops::logical_xor_::call(&copy(0), t(1))),
+        "logical_xor_out" => one(ops::logical_xor_out::call(t(0), t(1), t(2))),
+        "bitwise_and" => one(ops::bitwise_and::call(t(0), t(1))),
+        "bitwise_and_" => one(ops::bitwise_and_::call(&copy(0), t(1))),
+        "bitwise_and_out" => one(ops::bitwise_and_tensor_out::call(t(0), t(1), t(2))),
+        "bitwise_and_scalar" => one(ops::bitwise_and_scalar::call(t(0), other())),
+        "bitwise_and_scalar_tensor" => one(ops::bitwise_and_scalar_tensor::call(scalar(), t(0))),
+        "bitwise_or" => one(ops::bitwise_or::call(t(0), t(1))),
+        "bitwise_or_" => one(ops::bitwise_or_::call(&copy(0), t(1))),
+        "bitwise_or_out" => one(ops::bitwise_or_tensor_out::call(t(0), t(1), t(2))),
+        "bitwise_or_scalar" => one(ops::bitwise_or_scalar::call(t(0), other())),
+        "bitwise_or_scalar_tensor" => one(ops::bitwise_or_scalar_tensor::call(scalar(), t(0))),
+        "bitwise_xor" => one(ops::bitwise_xor::call(t(0), t(1))),
+        "bitwise_xor_" => one(ops::bitwise_xor_::call(&copy(0), t(1))),
+        "bitwise_xor_out" => one(ops::bitwise_xor_tensor_out::call(t(0), t(1), t(2))),
+        "bitwise_xor_scalar" => one(ops::bitwise_xor_scalar::call(t(0), other())),
+        "bitwise_xor_scalar_tensor" => one(ops::bitwise_xor_scalar_tensor::call(scalar(), t(0))),
+        "bitwise_left_shift" => one(ops::bitwise_left_shift::call(t(0), t(1))),
+        "bitwise_left_shift_" => one(ops::bitwise_left_shift_::call(&copy(0), t(1))),
+        "bitwise_left_shift_out" => one(ops::bitwise_left_shift_tensor_out::call(t(0), t(1), t(2))),
+        "bitwise_left_shift_scalar" => one(ops::bitwise_left_shift_tensor_scalar::call(t(0), other())),
+        "bitwise_left_shift_scalar_tensor" => one(ops::bitwise_left_shift_scalar_tensor::call(scalar(), t(0))),
+        "bitwise_right_shift" => one(ops::bitwise_right_shift::call(t(0), t(1))),
+        "bitwise_right_shift_" => one(ops::bitwise_right_shift_::call(&copy(0), t(1))),
+        "bitwise_right_shift_out" => one(ops::bitwise_right_shift_tensor_out::call(t(0), t(1), t(2))),
+        "bitwise_right_shift_scalar" => one(ops::bitwise_right_shift_tensor_scalar::call(t(0), other())),
+        "bitwise_right_shift_scalar_tensor" => one(ops::bitwise_right_shift_scalar_tensor::call(scalar(), t(0))),
+        "bitwise_not" => one(ops::bitwise_not::call(t(0))),
+        "bitwise_not_" => one(ops::bitwise_not_::call(&copy(0))),
+        "bitwise_not_out" => one(ops::bitwise_not_out::call(t(0), t(1))),
         other => panic!("case at line {}: no runner for op {other}", c.line),
     }
 }

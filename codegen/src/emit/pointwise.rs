@@ -118,8 +118,14 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
     if constants.iter().any(|c| c == "alpha") {
         let _ = writeln!(s, "check_alpha(dtype, alpha)?;");
     }
-    let dtypes: Vec<&str> =
-        if float_only { FLOATS.to_vec() } else { FLOATS.iter().chain(INTS.iter()).copied().collect() };
+    let int_only = expr.requires_integer();
+    let dtypes: Vec<&str> = if int_only {
+        INTS.to_vec()
+    } else if float_only {
+        FLOATS.to_vec()
+    } else {
+        FLOATS.iter().chain(INTS.iter()).copied().collect()
+    };
     let const_args: String = constant_values.iter().map(|c| format!(", {c}")).collect();
     if bool_out {
         // An `out=` of another dtype than bool: the iterator computes in the common dtype and
@@ -138,8 +144,9 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
     if bool_ok {
         let _ = writeln!(s, "DType::Bool => {name}_loop_bool::<u8>(iter{const_args}),");
     }
-    // Every dtype but bool is covered above; bool only when the expression has a bool meaning.
-    if !bool_ok {
+    // Every dtype but bool is covered above (but the floats for bit operations); bool only when
+    // the expression has a bool meaning.
+    if !bool_ok || int_only {
         let _ = writeln!(
             s,
             "other => return Err(oxten_runtime::Error::dtype(format!(\"\\\"{}_cpu\\\" not implemented for '{{}}'\", scalar_type_name(other)))),",
@@ -147,7 +154,13 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
         );
     }
     s.push_str("}\nOk(())\n}\n");
-    let bound = if float_only { "m::Float" } else { "m::Element" };
+    let bound = if float_only {
+        "m::Float"
+    } else if int_only {
+        "m::Integer"
+    } else {
+        "m::Element"
+    };
     let const_params: String = constants.iter().map(|c| format!(", {c}: Scalar")).collect();
     let _ = writeln!(
         s,
@@ -185,8 +198,11 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
     }
     if bool_ok {
         // Bools compute as 0/1 in an integer type; a numeric result is stored as `!= 0`.
-        let _ =
-            writeln!(s, "#[inline(never)]\nfn {name}_loop_bool<T: m::Element>(iter: &TensorIterator{const_params}) {{");
+        let bool_bound = if int_only { "m::Integer" } else { "m::Element" };
+        let _ = writeln!(
+            s,
+            "#[inline(never)]\nfn {name}_loop_bool<T: {bool_bound}>(iter: &TensorIterator{const_params}) {{"
+        );
         for c in &constants {
             let _ = writeln!(s, "let {c}: T = <T as m::Element>::from_i64({c}.to_i64());");
         }
@@ -198,7 +214,9 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
         let bp: Vec<String> = closure_params.iter().map(|p| format!("{p}: bool")).collect();
         let fn_name = ["cpu_kernel_unary", "cpu_kernel_binary", "cpu_kernel_ternary"][params.len() - 1];
         let tys = vec!["bool"; params.len()].join(", ");
-        let result = if bool_out { body.clone() } else { format!("({body}) != <T as m::Element>::zero()") };
+        // Booleans spell some functions differently (`bitnot` is logical not on 0/1).
+        let bool_body = expr.emit_rust("m::boolean");
+        let result = if bool_out { bool_body } else { format!("({bool_body}) != <T as m::Element>::zero()") };
         let _ = writeln!(s, "{fn_name}::<{tys}, bool>(iter, move |{}| {{ {loads} {result} }});\n}}", bp.join(", "));
     }
     Ok(s)
@@ -254,11 +272,12 @@ pub fn emit_pointwise_cuda(st: &StructuredOp) -> Result<String, String> {
     let _ = writeln!(s, "#[allow(unused_variables)]\npub fn {name}_cuda({}) -> Result<()> {{", st.impl_params());
     let _ = writeln!(
         s,
-        "static KERNEL: PointwiseKernel = PointwiseKernel {{ op: {:?}, expr: {:?}, arity: {}, float_only: {}, bool_ok: {} }};",
+        "static KERNEL: PointwiseKernel = PointwiseKernel {{ op: {:?}, expr: {:?}, arity: {}, float_only: {}, int_only: {}, bool_ok: {} }};",
         st.out.schema_name,
         body,
         loop_args.len(),
         expr.requires_float(),
+        expr.requires_integer(),
         expr.supports_bool()
     );
     if consts.iter().any(|c| c == "alpha") {

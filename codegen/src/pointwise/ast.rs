@@ -135,6 +135,12 @@ macro_rules! funcs {
                 match self { $(Func::$variant => $float,)* }
             }
 
+            /// Whether the function only exists for integer (and bool) compute types: the bit
+            /// operations. A floating-point compute type is then an error, as in PyTorch.
+            pub fn requires_integer(self) -> bool {
+                matches!(self, Func::Bitand | Func::Bitor | Func::Bitxor | Func::Bitnot | Func::Shl | Func::Shr)
+            }
+
             /// Whether the function returns a boolean (the predicates `isnan`, `isinf`,
             /// `isfinite`, `signbit`); every other function but `where` returns a number.
             pub fn returns_bool(self) -> bool {
@@ -206,6 +212,12 @@ funcs! {
     Fmax => "fmax", 2, false, "`fmax(a, b)`: the larger value, ignoring a NaN operand (NaN only if both are).";
     Fmin => "fmin", 2, false, "`fmin(a, b)`: the smaller value, ignoring a NaN operand (NaN only if both are).";
     Copysign => "copysign", 2, true, "`copysign(a, b)`: `|a|` with the sign of `b`.";
+    Bitand => "bitand", 2, false, "`bitand(a, b)`: bitwise and (integers and booleans only).";
+    Bitor => "bitor", 2, false, "`bitor(a, b)`: bitwise or (integers and booleans only).";
+    Bitxor => "bitxor", 2, false, "`bitxor(a, b)`: bitwise exclusive or (integers and booleans only).";
+    Bitnot => "bitnot", 1, false, "`bitnot(x)`: bitwise not; logical not for booleans (integers and booleans only).";
+    Shl => "shl", 2, false, "`shl(a, b)`: `a` shifted left by `b` bits, 0 when `b` is negative or not below the bit width (integers only).";
+    Shr => "shr", 2, false, "`shr(a, b)`: `a` shifted right by `b` bits (sign-filling), as far as the bit width when `b` is negative or not below it (integers only).";
 }
 
 /// A node of a type-checked pointwise expression.

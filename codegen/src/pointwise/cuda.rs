@@ -74,6 +74,12 @@ pub fn cuda_fn(func: Func) -> &'static str {
         Func::Fmax => "ox_fmax",
         Func::Fmin => "ox_fmin",
         Func::Copysign => "ox_copysign",
+        Func::Bitand => "ox_bitand",
+        Func::Bitor => "ox_bitor",
+        Func::Bitxor => "ox_bitxor",
+        Func::Bitnot => "ox_bitnot",
+        Func::Shl => "ox_shl",
+        Func::Shr => "ox_shr",
     }
 }
 

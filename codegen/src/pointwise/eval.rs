@@ -169,6 +169,23 @@ fn call(func: Func, v: &[f64]) -> f64 {
             }
         }
         Func::Copysign => x.copysign(v[1]),
+        // Bit operations on the i64 values (the reference has no narrower widths).
+        Func::Bitand => ((x as i64) & (v[1] as i64)) as f64,
+        Func::Bitor => ((x as i64) | (v[1] as i64)) as f64,
+        Func::Bitxor => ((x as i64) ^ (v[1] as i64)) as f64,
+        Func::Bitnot => !(x as i64) as f64,
+        Func::Shl => {
+            let b = v[1] as i64;
+            if (0..64).contains(&b) {
+                ((x as i64 as u64) << b) as i64 as f64
+            } else {
+                0.0
+            }
+        }
+        Func::Shr => {
+            let b = v[1] as i64;
+            ((x as i64) >> if (0..64).contains(&b) { b } else { 63 }) as f64
+        }
     }
 }
 

@@ -99,6 +99,9 @@
 //! | `fmod(a, b)`      | a − b·div_trunc(a, b): the sign of a (C's `fmod`)     | no  |
 //! | `fmax(a, b)` `fmin(a, b)` | larger/smaller value ignoring one NaN operand | no  |
 //! | `copysign(a, b)`  | \|a\| with the sign of b                              | yes |
+//! | `bitand(a, b)` `bitor(a, b)` `bitxor(a, b)` | bitwise and, or, xor          | integers |
+//! | `bitnot(x)`       | bitwise not (logical not for booleans)                | integers |
+//! | `shl(a, b)` `shr(a, b)` | shifts, PyTorch's rules for counts outside [0, bits) | integers |
 //!
 //! # Types
 //!
@@ -128,6 +131,12 @@
 //! `fmod` divide integers (the generated kernels never divide by zero: an
 //! integer zero divisor gives 0, and the op's check must reject it first, as
 //! PyTorch raises `ZeroDivisionError`).
+//!
+//! [`PointwiseExpr::requires_integer`] is true when the expression uses a bit
+//! operation (marked "integers" above): it is then computed in the integer
+//! compute types and bool only, and a floating-point common dtype is PyTorch's
+//! "not implemented" error. Bool inputs compute as 0/1 in an integer type, so
+//! `bitnot` of a bool is spelled as logical not there.
 //!
 //! # Code generation
 //!
@@ -236,6 +245,10 @@ impl PointwiseExpr {
                     func,
                     Func::Max
                         | Func::Min
+                        | Func::Bitand
+                        | Func::Bitor
+                        | Func::Bitxor
+                        | Func::Bitnot
                         | Func::Fmax
                         | Func::Fmin
                         | Func::Where
@@ -250,6 +263,18 @@ impl PointwiseExpr {
             ok &= allowed;
         });
         ok
+    }
+
+    /// Whether the expression uses a bit operation (`bitand`, `shl` …), which only exists for
+    /// integer and bool compute types.
+    pub fn requires_integer(&self) -> bool {
+        let mut int = false;
+        self.root.visit(&mut |e| {
+            if let Expr::Call { func, .. } = e {
+                int |= func.requires_integer();
+            }
+        });
+        int
     }
 
     /// Whether the result is a boolean (the top level is a comparison or a

@@ -7,7 +7,8 @@ use crate::generated::decls::CopyInplaceCuda;
 use oxten_runtime::iter::{get_overlap_status, MemOverlapStatus};
 use oxten_runtime::{alloc, Device, Error, MemoryFormat, Result, Tensor, TensorIteratorConfig};
 
-static COPY: PointwiseKernel = PointwiseKernel { op: "copy_", expr: "a1", arity: 1, float_only: false, bool_ok: true };
+static COPY: PointwiseKernel =
+    PointwiseKernel { op: "copy_", expr: "a1", arity: 1, float_only: false, int_only: false, bool_ok: true };
 
 impl CopyInplaceCuda for crate::Cuda {
     /// Copies `src` into `self`. Across devices (other than from a 0-dim CPU scalar) through the

@@ -39,6 +39,8 @@ pub struct PointwiseKernel {
     pub arity: usize,
     /// The expression needs a floating compute type.
     pub float_only: bool,
+    /// The expression needs an integer (or bool) compute type: bit operations.
+    pub int_only: bool,
     /// The expression has a meaning for bools.
     pub bool_ok: bool,
 }
@@ -68,7 +70,10 @@ pub fn launch_pointwise_in(
     common: DType,
 ) -> Result<()> {
     let name = k.op.split('.').next().unwrap_or(k.op);
-    if (k.float_only && !common.is_floating_point()) || (common == DType::Bool && !k.bool_ok) {
+    if (k.float_only && !common.is_floating_point())
+        || (k.int_only && common.is_floating_point())
+        || (common == DType::Bool && !k.bool_ok)
+    {
         return Err(not_implemented(name, common));
     }
     if iter.noutputs() != 1 || iter.ninputs() != k.arity {
@@ -220,7 +225,9 @@ fn source(
     vec: usize,
     idx64: bool,
 ) -> String {
-    let mut s = String::from(super::PRELUDE);
+    // Bools compute as 0/1 ints: the prelude then spells `bitnot` as logical not.
+    let mut s = String::from(if common == DType::Bool { "#define OX_BOOL_COMPUTE 1\n" } else { "" });
+    s.push_str(super::PRELUDE);
     let _ = writeln!(s, "// {} ({}), generated instance", k.op, k.expr);
     let _ = writeln!(s, "typedef {} T;", compute_type(common));
     let _ = writeln!(s, "typedef {} IDX;", if idx64 { "long long" } else { "int" });
@@ -315,8 +322,14 @@ fn source(
 mod tests {
     use super::*;
 
-    static ADD: PointwiseKernel =
-        PointwiseKernel { op: "add.out", expr: "T(a1 + T(c0 * a2))", arity: 2, float_only: false, bool_ok: true };
+    static ADD: PointwiseKernel = PointwiseKernel {
+        op: "add.out",
+        expr: "T(a1 + T(c0 * a2))",
+        arity: 2,
+        float_only: false,
+        int_only: false,
+        bool_ok: true,
+    };
 
     #[test]
     fn instances_read_like_the_op() {

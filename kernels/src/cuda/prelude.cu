@@ -150,6 +150,25 @@ template <class T> __device__ __forceinline__ T ox_fmax(T a, T b) { return (a !=
 template <class T> __device__ __forceinline__ T ox_fmin(T a, T b) { return (a != a || a > b) ? b : a; }
 __device__ __forceinline__ float ox_copysign(float a, float b) { return copysignf(a, b); }
 __device__ __forceinline__ double ox_copysign(double a, double b) { return copysign(a, b); }
+// Bit operations (integer compute types only; bools compute as 0/1 ints, where bitnot is
+// logical not). Shift counts outside [0, bits) follow PyTorch: 0 for <<, every bit out for >>.
+template <class T> __device__ __forceinline__ T ox_bitand(T a, T b) { return T(a & b); }
+template <class T> __device__ __forceinline__ T ox_bitor(T a, T b) { return T(a | b); }
+template <class T> __device__ __forceinline__ T ox_bitxor(T a, T b) { return T(a ^ b); }
+#ifdef OX_BOOL_COMPUTE
+template <class T> __device__ __forceinline__ T ox_bitnot(T x) { return T(x == T(0)); }
+#else
+template <class T> __device__ __forceinline__ T ox_bitnot(T x) { return T(~x); }
+#endif
+template <class T> __device__ __forceinline__ T ox_shl(T a, T b) {
+  const long long bits = sizeof(T) * 8, s = (long long)b;
+  return (s < 0 || s >= bits) ? T(0) : T((unsigned long long)(long long)a << s);
+}
+template <class T> __device__ __forceinline__ T ox_shr(T a, T b) {
+  const long long bits = sizeof(T) * 8, s = (long long)b;
+  if (s < 0 || s >= bits) return a < T(0) ? T(-1) : T(0);
+  return T(a >> s);
+}
 __device__ __forceinline__ float ox_pow(float a, float b) { return powf(a, b); }
 __device__ __forceinline__ double ox_pow(double a, double b) { return pow(a, b); }
 __device__ __forceinline__ float ox_atan2(float a, float b) { return atan2f(a, b); }

@@ -45,7 +45,7 @@ impl EmptyStridedCuda for crate::Cuda {
 }
 
 static FILL: PointwiseKernel =
-    PointwiseKernel { op: "fill_.Scalar", expr: "a1", arity: 1, float_only: false, bool_ok: true };
+    PointwiseKernel { op: "fill_.Scalar", expr: "a1", arity: 1, float_only: false, int_only: false, bool_ok: true };
 
 impl FillInplaceCuda for crate::Cuda {
     /// The value, checked and converted like on the CPU, is passed to a kernel by value.

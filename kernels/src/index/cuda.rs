@@ -282,6 +282,7 @@ static MASKED_FILL: PointwiseKernel = PointwiseKernel {
     expr: "((a1 != T(0)) ? c0 : a2)",
     arity: 2,
     float_only: false,
+    int_only: false,
     bool_ok: true,
 };
 

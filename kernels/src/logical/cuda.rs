@@ -13,6 +13,7 @@ static WHERE: PointwiseKernel = PointwiseKernel {
     expr: "((a1 != T(0)) ? a2 : a3)",
     arity: 3,
     float_only: false,
+    int_only: false,
     bool_ok: true,
 };
 
@@ -39,8 +40,14 @@ impl WhereSelfOutCuda for Cuda {
 }
 
 /// `x == 0` in the input's dtype (NaN is non-zero), stored as the output's dtype.
-static LOGICAL_NOT: PointwiseKernel =
-    PointwiseKernel { op: "logical_not.out", expr: "T(a1 == T(0))", arity: 1, float_only: false, bool_ok: true };
+static LOGICAL_NOT: PointwiseKernel = PointwiseKernel {
+    op: "logical_not.out",
+    expr: "T(a1 == T(0))",
+    arity: 1,
+    float_only: false,
+    int_only: false,
+    bool_ok: true,
+};
 
 impl LogicalNotOutCuda for Cuda {
     fn logical_not_out(self_: &Tensor, out: &Tensor) -> Result<Tensor> {

@@ -1,7 +1,7 @@
 //! The element functions that generated kernels call: conversions, arithmetic for every
 //! element type, comparisons and logic, and the floating-point functions.
 
-use super::{Element, Float};
+use super::{Element, Float, Integer};
 
 // ---------------------------------------------------------------------------
 // Conversions and literals
@@ -184,6 +184,42 @@ pub fn isfinite<T: Element>(x: T) -> bool {
 #[inline(always)]
 pub fn signbit<T: Element>(x: T) -> bool {
     x.sign_bit()
+}
+
+/// Bitwise and.
+#[inline(always)]
+pub fn bitand<T: Integer>(a: T, b: T) -> T {
+    a.bit_and(b)
+}
+
+/// Bitwise or.
+#[inline(always)]
+pub fn bitor<T: Integer>(a: T, b: T) -> T {
+    a.bit_or(b)
+}
+
+/// Bitwise exclusive or.
+#[inline(always)]
+pub fn bitxor<T: Integer>(a: T, b: T) -> T {
+    a.bit_xor(b)
+}
+
+/// Bitwise not (the bool loops use [`boolean::bitnot`](super::boolean::bitnot)).
+#[inline(always)]
+pub fn bitnot<T: Integer>(x: T) -> T {
+    x.bit_not()
+}
+
+/// `a << b` with PyTorch's rule for counts outside `[0, bits)` (see [`Integer::shift_left`]).
+#[inline(always)]
+pub fn shl<T: Integer>(a: T, b: T) -> T {
+    a.shift_left(b)
+}
+
+/// `a >> b` with PyTorch's rule for counts outside `[0, bits)` (see [`Integer::shift_right`]).
+#[inline(always)]
+pub fn shr<T: Integer>(a: T, b: T) -> T {
+    a.shift_right(b)
 }
 
 // ---------------------------------------------------------------------------

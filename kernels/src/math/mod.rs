@@ -555,6 +555,78 @@ macro_rules! impl_int {
     };
 }
 
+/// An integer compute type (`i8`, `i16`, `i32`, `i64`, `u8`; bools compute as 0/1 `u8`): the
+/// bit operations.
+pub trait Integer: Element {
+    /// `self & rhs`.
+    fn bit_and(self, rhs: Self) -> Self;
+    /// `self | rhs`.
+    fn bit_or(self, rhs: Self) -> Self;
+    /// `self ^ rhs`.
+    fn bit_xor(self, rhs: Self) -> Self;
+    /// `!self` (every bit flipped).
+    fn bit_not(self) -> Self;
+    /// `self << rhs` as PyTorch: 0 when `rhs` (read as signed) is negative or not below the bit
+    /// width; bits shifted out are lost.
+    fn shift_left(self, rhs: Self) -> Self;
+    /// `self >> rhs` as PyTorch (sign-filling for signed types): every bit shifted out (the sign
+    /// fill, 0 for `u8`) when `rhs` (read as signed) is negative or not below the bit width.
+    fn shift_right(self, rhs: Self) -> Self;
+}
+
+macro_rules! impl_integer {
+    ($t:ident, $signed:ident, $unsigned:ident) => {
+        impl Integer for $t {
+            #[inline(always)]
+            fn bit_and(self, rhs: Self) -> Self {
+                self & rhs
+            }
+            #[inline(always)]
+            fn bit_or(self, rhs: Self) -> Self {
+                self | rhs
+            }
+            #[inline(always)]
+            fn bit_xor(self, rhs: Self) -> Self {
+                self ^ rhs
+            }
+            #[inline(always)]
+            fn bit_not(self) -> Self {
+                !self
+            }
+            #[inline(always)]
+            fn shift_left(self, rhs: Self) -> Self {
+                let s = rhs as $signed;
+                if s < 0 || s as u32 >= $t::BITS {
+                    0
+                } else {
+                    ((self as $unsigned) << s) as $t
+                }
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn shift_right(self, rhs: Self) -> Self {
+                let s = rhs as $signed;
+                if s < 0 || s as u32 >= $t::BITS {
+                    // All the bits shifted out: the sign fill, or 0 for an unsigned type.
+                    if self < 0 {
+                        !0
+                    } else {
+                        0
+                    }
+                } else {
+                    self >> s
+                }
+            }
+        }
+    };
+}
+
+impl_integer!(i8, i8, u8);
+impl_integer!(i16, i16, u16);
+impl_integer!(i32, i32, u32);
+impl_integer!(i64, i64, u64);
+impl_integer!(u8, i8, u8);
+
 impl_int!(i8, i8::wrapping_abs);
 impl_int!(i16, i16::wrapping_abs);
 impl_int!(i32, i32::wrapping_abs);
@@ -569,3 +641,16 @@ mod tests;
 
 pub use functions::*;
 pub use transcendental::*;
+
+/// The element functions as the bool loops of generated kernels call them: bools compute as
+/// 0/1 in `u8`, so `bitnot` is logical not there; every other function is the same.
+pub mod boolean {
+    pub use super::functions::*;
+    use super::Integer;
+
+    /// Logical not of a 0/1 value.
+    #[inline(always)]
+    pub fn bitnot<T: Integer>(x: T) -> T {
+        x.bit_xor(T::one())
+    }
+}

@@ -382,3 +382,15 @@ fn float_division_matches_pytorch() {
     assert!(isfinite(1.0f32) && !isfinite(f32::NAN) && isfinite(0u8));
     assert!(signbit(-0.0f32) && !signbit(0.0f64) && signbit(-1i8) && !signbit(200u8));
 }
+
+#[test]
+fn bit_operations_follow_pytorch() {
+    // Shift counts outside [0, bits): 0 for <<, every bit out for >> (u8 counts read as signed).
+    assert_eq!((shl(-8i8, 1), shl(3i8, 7), shl(127i8, 8), shl(-128i8, -1)), (-16, -128, 0, 0));
+    assert_eq!((shr(-8i8, 1), shr(3i8, 7), shr(127i8, 8), shr(-128i8, -1)), (-4, 0, 0, -1));
+    assert_eq!((shr(200u8, 1), shr(3u8, 8), shr(255u8, 9), shl(1u8, 200), shr(255u8, 200)), (100, 0, 0, 0, 0));
+    assert_eq!((shl(1i64, 63), shr(i64::MIN, 70)), (i64::MIN, -1));
+    assert_eq!((bitand(12i32, 10), bitor(12i32, 10), bitxor(12i32, 10), bitnot(5u8)), (8, 14, 6, 250));
+    // Bools are 0/1 bytes: `bitnot` is logical not there.
+    assert_eq!((boolean::bitnot(1u8), boolean::bitnot(0u8)), (0, 1));
+}

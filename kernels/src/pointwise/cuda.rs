@@ -13,12 +13,25 @@ static CLAMP: PointwiseKernel = PointwiseKernel {
     expr: "ox_min(ox_max(a1, c0), c1)",
     arity: 1,
     float_only: false,
+    int_only: false,
     bool_ok: false,
 };
-static CLAMP_MIN: PointwiseKernel =
-    PointwiseKernel { op: "clamp.out", expr: "ox_max(a1, c0)", arity: 1, float_only: false, bool_ok: false };
-static CLAMP_MAX: PointwiseKernel =
-    PointwiseKernel { op: "clamp.out", expr: "ox_min(a1, c0)", arity: 1, float_only: false, bool_ok: false };
+static CLAMP_MIN: PointwiseKernel = PointwiseKernel {
+    op: "clamp.out",
+    expr: "ox_max(a1, c0)",
+    arity: 1,
+    float_only: false,
+    int_only: false,
+    bool_ok: false,
+};
+static CLAMP_MAX: PointwiseKernel = PointwiseKernel {
+    op: "clamp.out",
+    expr: "ox_min(a1, c0)",
+    arity: 1,
+    float_only: false,
+    int_only: false,
+    bool_ok: false,
+};
 
 impl ClampOutCuda for Cuda {
     fn clamp_out(iter: &TensorIterator, _self: &Tensor, min: Option<Scalar>, max: Option<Scalar>) -> Result<()> {
@@ -36,10 +49,22 @@ impl ClampOutCuda for Cuda {
     }
 }
 
-static GELU: PointwiseKernel =
-    PointwiseKernel { op: "gelu.out", expr: "ox_gelu(a1)", arity: 1, float_only: true, bool_ok: false };
-static GELU_TANH: PointwiseKernel =
-    PointwiseKernel { op: "gelu.out", expr: "ox_gelu_tanh(a1)", arity: 1, float_only: true, bool_ok: false };
+static GELU: PointwiseKernel = PointwiseKernel {
+    op: "gelu.out",
+    expr: "ox_gelu(a1)",
+    arity: 1,
+    float_only: true,
+    int_only: false,
+    bool_ok: false,
+};
+static GELU_TANH: PointwiseKernel = PointwiseKernel {
+    op: "gelu.out",
+    expr: "ox_gelu_tanh(a1)",
+    arity: 1,
+    float_only: true,
+    int_only: false,
+    bool_ok: false,
+};
 
 impl GeluOutCuda for Cuda {
     fn gelu_out(iter: &TensorIterator, _self: &Tensor, approximate: &str) -> Result<()> {
