@@ -46,6 +46,12 @@ def main():
             out[f"elementwise/add_{name}/{n}"] = median_time(lambda: torch.add(x, y))
             out[f"elementwise/mul_{name}/{n}"] = median_time(lambda: torch.mul(x, y))
             out[f"elementwise/exp_{name}/{n}"] = median_time(lambda: torch.exp(x))
+    n = 1 << 20
+    a, b = rand_tensor(n, torch.float32) * 10.0, rand_tensor(n, torch.float32) + 1.5
+    out[f"elementwise/round_float32/{n}"] = median_time(lambda: torch.round(a))
+    out[f"elementwise/remainder_float32/{n}"] = median_time(lambda: torch.remainder(a, b))
+    ai, bi = (a * 100.0).to(torch.int64), (b * 10.0).to(torch.int64)
+    out[f"elementwise/floor_divide_int64/{n}"] = median_time(lambda: torch.floor_divide(ai, bi))
     big = rand_tensor(1 << 24, torch.float32)
     out["layout/sum_f32/16777216"] = median_time(lambda: big.sum())
     mid = rand_tensor(1 << 20, torch.float32)

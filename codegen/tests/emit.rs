@@ -400,6 +400,7 @@ fn pointwise_ops_get_cuda_impls_from_their_expression() {
                 expr: "T(a1 + T(c0 * a2))",
                 arity: 2,
                 float_only: false,
+                int_only: false,
                 bool_ok: true,
             };
             crate::support::check_alpha(iter.common_dtype(), alpha)?;

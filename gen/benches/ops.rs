@@ -32,6 +32,17 @@ fn elementwise(c: &mut Criterion) {
             g.bench_function(id("exp"), |bench| bench.iter(|| black_box(a.exp())));
         }
     }
+    // Operators declared by `pointwise:` alone: rounding, Python's remainder, integer division
+    // (whose zero-divisor check reads the divisor first).
+    let n = 1i64 << 20;
+    let a = rand_tensor(n, DType::F32).mul_scalar(10.0);
+    let b = rand_tensor(n, DType::F32).add_scalar(1.5);
+    g.throughput(Throughput::Elements(n as u64));
+    g.bench_function(BenchmarkId::new("round_float32", n), |bench| bench.iter(|| black_box(a.round())));
+    g.bench_function(BenchmarkId::new("remainder_float32", n), |bench| bench.iter(|| black_box(a.remainder(&b))));
+    let ai = a.mul_scalar(100.0).to_dtype(DType::I64);
+    let bi = b.mul_scalar(10.0).to_dtype(DType::I64);
+    g.bench_function(BenchmarkId::new("floor_divide_int64", n), |bench| bench.iter(|| black_box(ai.floor_divide(&bi))));
     g.finish();
 }
 

@@ -11,7 +11,7 @@ use crate::logical::promote::{result_type, Arg};
 use crate::nn::{floating_only, not_implemented};
 use crate::support::type_meta_name;
 use crate::Meta;
-use oxten_runtime::{DType, Error, Result, Scalar, Tensor};
+use oxten_runtime::{ops, DType, Error, Result, Scalar, Tensor};
 
 /// PyTorch's `sub_check`: subtraction is not defined on booleans.
 fn sub_bool_check(self_is_bool: bool, other_is_bool: bool) -> Result<()> {
@@ -149,7 +149,8 @@ fn no_integer_zero_divisor(common: DType, divisor: &Tensor) -> Result<()> {
     if common.is_floating_point() || common == DType::Bool || divisor.device() != oxten_runtime::Device::Cpu {
         return Ok(());
     }
-    if divisor.to_f64_vec()?.contains(&0.0) {
+    let zeros = ops::eq_scalar::call(divisor, Scalar::Int(0))?;
+    if ops::any::call(&zeros)?.item::<bool>()? {
         return Err(Error::runtime("ZeroDivisionError"));
     }
     Ok(())

@@ -543,8 +543,9 @@ macro_rules! impl_int {
             #[inline(always)]
             #[allow(unused_comparisons)]
             fn div_floor(self, rhs: Self) -> Self {
+                // One division: the remainder from the quotient (exact, wrapping at MIN / -1).
                 let q = self.div_trunc(rhs);
-                let m = self.rem_trunc(rhs);
+                let m = self.wrapping_sub(q.wrapping_mul(rhs));
                 if m != 0 && ((rhs < 0) != (m < 0)) {
                     q.wrapping_sub(1)
                 } else {
