@@ -1,0 +1,48 @@
+"""Counts PyTorch's OpInfo operator names (torch.testing._internal's op_db) that oxten declares.
+
+An OpInfo counts when the aten operator it tests (its `aten_name`, else its name with
+`nn.functional.` dropped and `.` as `_`) is a base name in native_functions.yaml; dunder
+variants (`__radd__`) count through their operator. Prints the count, then the names missing.
+This is the coverage half of issue 24's OpInfo suite; replaying the samples is not built yet.
+
+Run: pip install torch numpy expecttest; python3 scripts/opinfo_coverage.py [--missing]
+"""
+import pathlib
+import re
+import sys
+
+from torch.testing._internal.common_methods_invocations import op_db
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+DUNDER = {"radd": "add", "rand": "bitwise_and", "rdiv": "div", "rmatmul": "matmul", "rmod": "remainder",
+          "rmul": "mul", "ror": "bitwise_or", "rpow": "pow", "rsub": "rsub", "rxor": "bitwise_xor"}
+
+
+def oxten_bases():
+    bases = set()
+    for line in (ROOT / "native_functions.yaml").read_text().splitlines():
+        m = re.match(r"- func: ([A-Za-z0-9_]+)[.(]", line)
+        if m:
+            bases.add(m.group(1).rstrip("_") if not m.group(1).startswith("__") else m.group(1))
+    return bases
+
+
+def aten_name(op):
+    m = re.fullmatch(r"__(\w+)__", op.name)
+    if m:
+        return DUNDER.get(m.group(1), m.group(1))
+    name = getattr(op, "aten_name", None) or op.name
+    return name.replace("nn.functional.", "").replace(".", "_")
+
+
+def main():
+    bases = oxten_bases()
+    names = sorted({op.name: aten_name(op) for op in op_db}.items())
+    have = [n for n, a in names if a in bases]
+    print(f"oxten declares the operators of {len(have)} of PyTorch's {len(names)} OpInfo operator names")
+    if "--missing" in sys.argv:
+        print(" ".join(n for n, a in names if a not in bases))
+
+
+if __name__ == "__main__":
+    main()
