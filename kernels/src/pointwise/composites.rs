@@ -10,14 +10,16 @@
 //!   does where `x` ties a bound or `min > max`, which the composition's gradient would not.
 //! * `square(x)` is `pow(x, 2)` (bool squares to int64 by `pow`'s promotion) and `fix` is `trunc`.
 //! * `div(x, y, rounding_mode=…)` is `div` (`None`), `_div_trunc` (`"trunc"`) or `floor_divide`
-//!   (`"floor"`), in every variant.
+//!   (`"floor"`), in every variant; `true_divide` is `div`; `positive` is `self` (not for bool).
 
 use crate::generated::decls::{
     ClampTensorCompositeExplicit, DivOutModeCompositeImplicit, DivScalarModeCompositeImplicit,
     DivScalarModeInplaceCompositeImplicit, DivScalarModeOutCompositeImplicit, DivTensorModeCompositeImplicit,
     DivTensorModeInplaceCompositeImplicit, FixCompositeImplicit, FixInplaceCompositeImplicit, FixOutCompositeImplicit,
-    LogitCompositeImplicit, LogitInplaceCompositeImplicit, SquareCompositeImplicit, SquareInplaceCompositeImplicit,
-    SquareOutCompositeImplicit,
+    LogitCompositeImplicit, LogitInplaceCompositeImplicit, PositiveCompositeImplicit, SquareCompositeImplicit,
+    SquareInplaceCompositeImplicit, SquareOutCompositeImplicit, TrueDivideCompositeImplicit,
+    TrueDivideInplaceCompositeImplicit, TrueDivideOutCompositeImplicit, TrueDivideScalarCompositeImplicit,
+    TrueDivideScalarInplaceCompositeImplicit,
 };
 use crate::iter::scalar_type_name;
 use crate::Composite;
@@ -171,5 +173,44 @@ impl DivScalarModeOutCompositeImplicit for Composite {
             Rounding::Trunc => ops::_div_trunc_scalar_out::call(self_, other, out),
             Rounding::Floor => ops::floor_divide_scalar_out::call(self_, other, out),
         }
+    }
+}
+
+impl PositiveCompositeImplicit for Composite {
+    fn positive(self_: &Tensor) -> Result<Tensor> {
+        if self_.dtype() == DType::Bool {
+            return Err(Error::dtype("The `+` operator, on a bool tensor is not supported."));
+        }
+        Ok(self_.clone())
+    }
+}
+
+impl TrueDivideCompositeImplicit for Composite {
+    fn true_divide(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+        ops::div::call(self_, other)
+    }
+}
+
+impl TrueDivideInplaceCompositeImplicit for Composite {
+    fn true_divide_(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+        ops::div_::call(self_, other)
+    }
+}
+
+impl TrueDivideOutCompositeImplicit for Composite {
+    fn true_divide_out(self_: &Tensor, other: &Tensor, out: &Tensor) -> Result<Tensor> {
+        ops::div_out::call(self_, other, out)
+    }
+}
+
+impl TrueDivideScalarCompositeImplicit for Composite {
+    fn true_divide_scalar(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+        ops::div_scalar::call(self_, other)
+    }
+}
+
+impl TrueDivideScalarInplaceCompositeImplicit for Composite {
+    fn true_divide_scalar_(self_: &Tensor, other: Scalar) -> Result<Tensor> {
+        ops::div_scalar_::call(self_, other)
     }
 }

@@ -14,6 +14,7 @@ mod cuda;
 mod cumsum;
 mod extrema;
 mod histogram;
+mod nan_reductions;
 mod norm;
 mod prod;
 mod stats;

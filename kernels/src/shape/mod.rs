@@ -2,6 +2,7 @@
 //! `split_with_sizes`, `chunk`, `flatten`, `unflatten`), tiling and reordering (`repeat`,
 //! `roll`, `flip`) and triangles (`tril`, `triu`).
 
+mod aliases;
 pub(crate) mod cat;
 #[cfg(feature = "cuda")]
 mod cuda;

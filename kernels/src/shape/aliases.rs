@@ -1,0 +1,140 @@
+//! Shape operators composed of others (PyTorch's CompositeImplicitAutograd ones): the flips of
+//! one dimension, `ravel`, the `*_as` views, `swapaxes`/`swapdims` (`transpose`), `atleast_Nd`
+//! and the `hstack`/`vstack`/`dstack`/`column_stack` concatenations, with PyTorch's checks.
+
+use crate::generated::decls::{
+    Atleast1dCompositeImplicit, Atleast2dCompositeImplicit, Atleast3dCompositeImplicit, ColumnStackCompositeImplicit,
+    DstackCompositeImplicit, ExpandAsCompositeImplicit, FliplrCompositeImplicit, FlipudCompositeImplicit,
+    HstackCompositeImplicit, RavelCompositeImplicit, ReshapeAsCompositeImplicit, SwapaxesCompositeImplicit,
+    SwapdimsCompositeImplicit, ViewAsCompositeImplicit, VstackCompositeImplicit,
+};
+use crate::Composite;
+use oxten_runtime::{ops, Error, Result, Tensor};
+
+impl FliplrCompositeImplicit for Composite {
+    fn fliplr(self_: &Tensor) -> Result<Tensor> {
+        if self_.dim() < 2 {
+            return Err(Error::runtime("Input must be >= 2-d."));
+        }
+        ops::flip::call(self_, &[1])
+    }
+}
+
+impl FlipudCompositeImplicit for Composite {
+    fn flipud(self_: &Tensor) -> Result<Tensor> {
+        if self_.dim() < 1 {
+            return Err(Error::runtime("Input must be >= 1-d."));
+        }
+        ops::flip::call(self_, &[0])
+    }
+}
+
+impl RavelCompositeImplicit for Composite {
+    fn ravel(self_: &Tensor) -> Result<Tensor> {
+        ops::reshape::call(self_, &[-1])
+    }
+}
+
+impl ViewAsCompositeImplicit for Composite {
+    fn view_as(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+        ops::view::call(self_, &other.sizes())
+    }
+}
+
+impl ExpandAsCompositeImplicit for Composite {
+    fn expand_as(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+        ops::expand::call(self_, &other.sizes(), false)
+    }
+}
+
+impl ReshapeAsCompositeImplicit for Composite {
+    fn reshape_as(self_: &Tensor, other: &Tensor) -> Result<Tensor> {
+        ops::reshape::call(self_, &other.sizes())
+    }
+}
+
+impl SwapaxesCompositeImplicit for Composite {
+    fn swapaxes(self_: &Tensor, axis0: i64, axis1: i64) -> Result<Tensor> {
+        ops::transpose::call(self_, axis0, axis1)
+    }
+}
+
+impl SwapdimsCompositeImplicit for Composite {
+    fn swapdims(self_: &Tensor, dim0: i64, dim1: i64) -> Result<Tensor> {
+        ops::transpose::call(self_, dim0, dim1)
+    }
+}
+
+impl Atleast1dCompositeImplicit for Composite {
+    fn atleast_1d(self_: &Tensor) -> Result<Tensor> {
+        match self_.dim() {
+            0 => ops::reshape::call(self_, &[1]),
+            _ => Ok(self_.clone()),
+        }
+    }
+}
+
+impl Atleast2dCompositeImplicit for Composite {
+    fn atleast_2d(self_: &Tensor) -> Result<Tensor> {
+        match self_.dim() {
+            0 => ops::reshape::call(self_, &[1, 1]),
+            1 => ops::unsqueeze::call(self_, 0),
+            _ => Ok(self_.clone()),
+        }
+    }
+}
+
+impl Atleast3dCompositeImplicit for Composite {
+    fn atleast_3d(self_: &Tensor) -> Result<Tensor> {
+        match self_.dim() {
+            0 => ops::reshape::call(self_, &[1, 1, 1]),
+            1 => ops::unsqueeze::call(&ops::unsqueeze::call(self_, 0)?, -1),
+            2 => ops::unsqueeze::call(self_, -1),
+            _ => Ok(self_.clone()),
+        }
+    }
+}
+
+/// PyTorch's check of the stacking functions.
+fn non_empty(op: &str, tensors: &[Tensor]) -> Result<()> {
+    if tensors.is_empty() {
+        return Err(Error::runtime(format!("{op} expects a non-empty TensorList")));
+    }
+    Ok(())
+}
+
+impl HstackCompositeImplicit for Composite {
+    fn hstack(tensors: &[Tensor]) -> Result<Tensor> {
+        non_empty("hstack", tensors)?;
+        let parts = tensors.iter().map(ops::atleast_1d::call).collect::<Result<Vec<_>>>()?;
+        let dim = if parts[0].dim() == 1 { 0 } else { 1 };
+        ops::cat::call(&parts, dim)
+    }
+}
+
+impl VstackCompositeImplicit for Composite {
+    fn vstack(tensors: &[Tensor]) -> Result<Tensor> {
+        non_empty("vstack", tensors)?;
+        let parts = tensors.iter().map(ops::atleast_2d::call).collect::<Result<Vec<_>>>()?;
+        ops::cat::call(&parts, 0)
+    }
+}
+
+impl DstackCompositeImplicit for Composite {
+    fn dstack(tensors: &[Tensor]) -> Result<Tensor> {
+        non_empty("dstack", tensors)?;
+        let parts = tensors.iter().map(ops::atleast_3d::call).collect::<Result<Vec<_>>>()?;
+        ops::cat::call(&parts, 2)
+    }
+}
+
+impl ColumnStackCompositeImplicit for Composite {
+    fn column_stack(tensors: &[Tensor]) -> Result<Tensor> {
+        non_empty("column_stack", tensors)?;
+        let parts = tensors
+            .iter()
+            .map(|t| if t.dim() <= 1 { ops::reshape::call(t, &[t.numel(), 1]) } else { Ok(t.clone()) })
+            .collect::<Result<Vec<_>>>()?;
+        ops::hstack::call(&parts)
+    }
+}
