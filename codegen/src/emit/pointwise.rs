@@ -1,11 +1,13 @@
 //! Emits the kernels of operators declared with `pointwise: <expr>`: a meta function that
 //! configures a TensorIterator and a CPU impl that runs the expression in a typed loop, for every
-//! floating dtype (f16/bf16 computed in f32) and, when the expression allows, every integer dtype.
+//! floating dtype (f16/bf16 computed in f32) and, when the expression allows, every integer dtype
+//! and bool — or, for an expression with bit operations, the integer dtypes and bool only.
 //!
 //! Scalar arguments take part in type promotion as wrapped numbers (`int_tensor + 2.5` is float)
 //! and become loop operands, except `alpha`, which is a per-call constant checked against the
 //! result dtype as in PyTorch, and the entry's `pointwise_constants:` (cast to the compute dtype
-//! unchecked, like `addcmul`'s `value`).
+//! unchecked, like `addcmul`'s `value`). `int`, `float` and `bool` arguments the expression reads
+//! (`round`'s `decimals`) are per-call constants too.
 
 use super::structured::StructuredOp;
 use crate::pointwise::{ArgKind, PointwiseExpr};
@@ -27,7 +29,8 @@ pub fn parse_expr(st: &StructuredOp) -> Result<PointwiseExpr, String> {
 
 /// The loop operands of a pointwise op (tensor inputs and promoting scalars, in schema order or
 /// the entry's `pointwise_operands:` order, validated by the YAML reader) and its per-call
-/// constants (`alpha` and the entry's `pointwise_constants:`).
+/// constants (`alpha`, the entry's `pointwise_constants:` and the `int`/`float`/`bool`
+/// arguments the expression reads).
 fn operands_and_constants<'s>(
     st: &'s StructuredOp,
     expr: &PointwiseExpr,
