@@ -1,6 +1,7 @@
 //! Shape operators composed of others (PyTorch's CompositeImplicitAutograd ones): the flips of
 //! one dimension, `ravel`, the `*_as` views, `swapaxes`/`swapdims` (`transpose`), `atleast_Nd`
-//! and the `hstack`/`vstack`/`dstack`/`column_stack` concatenations, with PyTorch's checks.
+//! and the `hstack`/`vstack`/`dstack`/`column_stack` concatenations (an empty list never reaches
+//! them: the dispatcher refuses it), with PyTorch's checks.
 
 use crate::generated::decls::{
     Atleast1dCompositeImplicit, Atleast2dCompositeImplicit, Atleast3dCompositeImplicit, ColumnStackCompositeImplicit,
@@ -95,26 +96,16 @@ impl Atleast3dCompositeImplicit for Composite {
     }
 }
 
-/// PyTorch's check of the stacking functions.
-fn non_empty(op: &str, tensors: &[Tensor]) -> Result<()> {
-    if tensors.is_empty() {
-        return Err(Error::runtime(format!("{op} expects a non-empty TensorList")));
-    }
-    Ok(())
-}
-
 impl HstackCompositeImplicit for Composite {
     fn hstack(tensors: &[Tensor]) -> Result<Tensor> {
-        non_empty("hstack", tensors)?;
         let parts = tensors.iter().map(ops::atleast_1d::call).collect::<Result<Vec<_>>>()?;
-        let dim = if parts[0].dim() == 1 { 0 } else { 1 };
+        let dim = if parts.first().is_some_and(|p| p.dim() == 1) { 0 } else { 1 };
         ops::cat::call(&parts, dim)
     }
 }
 
 impl VstackCompositeImplicit for Composite {
     fn vstack(tensors: &[Tensor]) -> Result<Tensor> {
-        non_empty("vstack", tensors)?;
         let parts = tensors.iter().map(ops::atleast_2d::call).collect::<Result<Vec<_>>>()?;
         ops::cat::call(&parts, 0)
     }
@@ -122,7 +113,6 @@ impl VstackCompositeImplicit for Composite {
 
 impl DstackCompositeImplicit for Composite {
     fn dstack(tensors: &[Tensor]) -> Result<Tensor> {
-        non_empty("dstack", tensors)?;
         let parts = tensors.iter().map(ops::atleast_3d::call).collect::<Result<Vec<_>>>()?;
         ops::cat::call(&parts, 2)
     }
@@ -130,7 +120,6 @@ impl DstackCompositeImplicit for Composite {
 
 impl ColumnStackCompositeImplicit for Composite {
     fn column_stack(tensors: &[Tensor]) -> Result<Tensor> {
-        non_empty("column_stack", tensors)?;
         let parts = tensors
             .iter()
             .map(|t| if t.dim() <= 1 { ops::reshape::call(t, &[t.numel(), 1]) } else { Ok(t.clone()) })

@@ -131,11 +131,6 @@ pub fn maybe_multiply(grad: &Tensor, s: Scalar) -> Result<Tensor> {
     }
 }
 
-/// The sign of `t` (-1, 0 or 1) in its dtype; piecewise constant, so no gradient flows through.
-pub fn sgn(t: &Tensor) -> Result<Tensor> {
-    ops::sign::call(t)
-}
-
 /// Sums `grad` down to `sizes` (the inverse of broadcasting `sizes` up to `grad`'s shape):
 /// leading dims are summed away and dims where `sizes` has 1 are summed with keepdim. (The
 /// engine's own reduction of gradients to their input's shape, reused.)

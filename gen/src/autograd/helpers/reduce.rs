@@ -6,7 +6,7 @@
 //! (whether `prod`'s input has a zero, whether a full `max` is NaN) read a bool reduction of the
 //! input, as PyTorch's `.item()` calls do; meta tensors take the general path.
 
-use super::{cast_to, mean_backward, restore_reduced_dims, scale_grad_by_count, sgn, where_, zeros_like};
+use super::{cast_to, mean_backward, restore_reduced_dims, scale_grad_by_count, where_, zeros_like};
 use oxten_runtime::{ops, wrap_dim, DType, Result, Scalar, Tensor};
 
 const ONE: Scalar = Scalar::Int(1);
@@ -281,7 +281,7 @@ pub fn linalg_vector_norm_backward(
         return zeros_like(self_);
     }
     if p == 1.0 {
-        return ops::mul::call(&sgn(self_)?, &grad);
+        return ops::mul::call(&ops::sign::call(self_)?, &grad);
     }
     if p == 2.0 {
         return ops::mul::call(&grad, &mask_zero_norm(ops::div::call(self_, &norm)?)?);
@@ -292,18 +292,18 @@ pub fn linalg_vector_norm_backward(
         let nan = isnan(&abs)?;
         let mask = cast_to(&where_(&nan, &nan, &hit)?, grad.dtype())?;
         let shared = scale_grad_by_count(&grad, &mask, dims.unwrap_or(&[]))?;
-        return ops::mul::call(&sgn(self_)?, &shared);
+        return ops::mul::call(&ops::sign::call(self_)?, &shared);
     }
     let abs = ops::abs::call(self_)?;
     if p < 1.0 {
         let pow = ops::pow_tensor_scalar::call(&abs, Scalar::Float(p - 1.0))?;
         let pow = where_(&ops::eq_scalar::call(self_, Scalar::Int(0))?, &zeros_like(&pow)?, &pow)?;
-        let scaled = ops::mul::call(&sgn(self_)?, &pow)?;
+        let scaled = ops::mul::call(&ops::sign::call(self_)?, &pow)?;
         let norm_pow = ops::pow_tensor_scalar::call(&norm, Scalar::Float(1.0 - p))?;
         return ops::mul::call(&ops::mul::call(&scaled, &grad)?, &norm_pow);
     }
     let scaled = if p < 2.0 {
-        ops::mul::call(&sgn(self_)?, &ops::pow_tensor_scalar::call(&abs, Scalar::Float(p - 1.0))?)?
+        ops::mul::call(&ops::sign::call(self_)?, &ops::pow_tensor_scalar::call(&abs, Scalar::Float(p - 1.0))?)?
     } else {
         ops::mul::call(self_, &ops::pow_tensor_scalar::call(&abs, Scalar::Float(p - 2.0))?)?
     };
