@@ -47,7 +47,11 @@ impl MaskedSelectCompositeImplicit for Composite {
         if mask.dtype() != DType::Bool {
             return Err(Error::dtype("masked_select: expected BoolTensor for mask"));
         }
-        let shape = infer_size(&self_.sizes(), &mask.sizes())?;
+        let mut shape = infer_size(&self_.sizes(), &mask.sizes())?;
+        if shape.is_empty() {
+            // Indexing wants at least one dimension; the result is 1-D either way.
+            shape = vec![1];
+        }
         ops::index::call(&self_.try_expand(&shape)?, &[Some(mask.try_expand(&shape)?)])
     }
 }

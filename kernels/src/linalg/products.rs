@@ -40,6 +40,15 @@ fn check_batches(batch1: &Tensor, batch2: &Tensor) -> Result<()> {
     Ok(())
 }
 
+/// A float `alpha`/`beta` with integer operands: PyTorch casts it to the integer type
+/// (truncating), so the result keeps the operands' dtype.
+fn integral_scalar(t: &Tensor, s: Scalar) -> Scalar {
+    match s {
+        Scalar::Float(f) if !t.dtype().is_floating_point() => Scalar::Int(f as i64),
+        other => other,
+    }
+}
+
 /// `beta * input + product`, skipping `input` entirely when `beta` is zero.
 fn add_scaled(product: Tensor, input: &Tensor, beta: Scalar) -> Result<Tensor> {
     if beta.to_f64() == 0.0 && !beta.is_bool() {
@@ -61,6 +70,7 @@ impl BaddbmmCompositeImplicit for Composite {
             )));
         }
         check_batches(batch1, batch2)?;
+        let (alpha, beta) = (integral_scalar(self_, alpha), integral_scalar(self_, beta));
         let product = batch1.try_bmm(batch2)?;
         let product = if alpha.to_f64() == 1.0 { product } else { product.try_mul_scalar(alpha)? };
         add_scaled(product, &input, beta)

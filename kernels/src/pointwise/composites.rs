@@ -31,6 +31,13 @@ impl LogitCompositeImplicit for Composite {
         // Integer and bool inputs compute in the default float dtype, as PyTorch's float ops do.
         let x = if self_.dtype().is_floating_point() { self_.clone() } else { self_.try_to_dtype(DType::F32)? };
         let z = match eps {
+            Some(e) if e > 0.5 => {
+                // The bounds cross: PyTorch's `x < lo ? lo : (x > hi ? hi : x)` gives lo below lo
+                // and hi elsewhere, where clamp would give hi throughout.
+                let (lo, hi) = (Scalar::Float(e), Scalar::Float(1.0 - e));
+                let upper = ops::where_scalarself::call(&ops::gt_scalar::call(&x, hi)?, hi, &x)?;
+                ops::where_scalarself::call(&ops::lt_scalar::call(&x, lo)?, lo, &upper)?
+            }
             Some(e) if e >= 0.0 => ops::clamp::call(&x, Some(Scalar::Float(e)), Some(Scalar::Float(1.0 - e)))?,
             _ => x,
         };

@@ -106,6 +106,9 @@ impl PadCompositeImplicit for Composite {
                 "circular" if before > n || after > n => {
                     return Err(Error::value("Padding value causes wrapping around more than once."))
                 }
+                // Replicate reads through negative padding (the edge element repeats even when
+                // the crop removes everything), so only an empty output is refused.
+                "replicate" if n > 0 && n + before + after > 0 => {}
                 _ if n + before.min(0) + after.min(0) <= 0 => {
                     return Err(Error::value(format!(
                         "Expected {}D or {}D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: {:?}",
@@ -116,7 +119,14 @@ impl PadCompositeImplicit for Composite {
                 }
                 _ => {}
             }
-            // Negative amounts crop first; the padding then wraps, mirrors or repeats what is left
+            if mode == "replicate" {
+                // Output j reads input clamp(j - before, 0, n - 1), whatever the signs.
+                let idx: Vec<i64> = (0..n + before + after).map(|j| (j - before).clamp(0, n - 1)).collect();
+                let len = idx.len() as i64;
+                x = x.try_index_select(d as i64, &Tensor::from_vec(idx, &[len])?.try_to_device(x.device())?)?;
+                continue;
+            }
+            // Negative amounts crop first; the padding then wraps or mirrors what is left
             // (PyTorch's circular padding reads the cropped tensor).
             let (start, n) = (before.min(0).abs(), n + before.min(0) + after.min(0));
             let (before, after) = (before.max(0), after.max(0));

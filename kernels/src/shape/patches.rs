@@ -150,7 +150,8 @@ impl Im2colCompositeImplicit for Composite {
         let index = block_positions(k, d, st, oh, ow, wp)?;
         let len = index.len() as i64;
         let index = Tensor::from_vec(index, &[len])?.try_to_device(x.device())?;
-        let flat = padded.try_reshape(&[n, c, -1])?;
+        // Sizes spelled out: with an empty batch, -1 would be ambiguous.
+        let flat = padded.try_reshape(&[n, c, (h + 2 * p[0]) * wp])?;
         let cols = flat.try_index_select(2, &index)?.try_reshape(&[n, c * k[0] * k[1], oh * ow])?;
         if batched {
             Ok(cols)

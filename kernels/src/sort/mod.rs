@@ -281,6 +281,30 @@ fn reduced_shape(self_: &Tensor, dim: usize, keepdim: bool) -> Vec<i64> {
     s
 }
 
+/// One value and index per row of [`rows`] (in its order: `dim` swapped with the last
+/// dimension), as tensors in `self`'s dimension order with `dim` reduced.
+fn picked_rows<T: SortKey>(
+    values: Vec<T>,
+    indices: Vec<i64>,
+    self_: &Tensor,
+    dim: usize,
+    keepdim: bool,
+) -> Result<(Tensor, Tensor)> {
+    let shape = moved_shape(self_, dim, 1);
+    let back = |t: Tensor| -> Result<Tensor> {
+        if self_.dim() == 0 {
+            return Ok(t);
+        }
+        let t = t.try_transpose(dim as i64, -1)?.try_contiguous()?;
+        if keepdim {
+            Ok(t)
+        } else {
+            t.try_squeeze_dim(dim as i64)
+        }
+    };
+    Ok((back(Tensor::from_vec(values, &shape)?)?, back(Tensor::from_vec(indices, &shape)?)?))
+}
+
 /// PyTorch's check that a selection has something to select from.
 fn check_nonempty(op: &str, self_: &Tensor, dim: usize) -> Result<()> {
     if self_.dim() > 0 && self_.sizes()[dim] == 0 {
@@ -459,8 +483,7 @@ fn select_typed<T: SortKey>(
         .collect();
     debug_assert_eq!(picked.len(), rows);
     let (values, indices): (Vec<T>, Vec<i64>) = picked.into_iter().unzip();
-    let shape = reduced_shape(self_, dim, keepdim);
-    Ok((Tensor::from_vec(values, &shape)?, Tensor::from_vec(indices, &shape)?))
+    picked_rows(values, indices, self_, dim, keepdim)
 }
 
 fn kthvalue_check(self_: &Tensor, k: i64, dim: i64) -> Result<usize> {
@@ -570,8 +593,7 @@ fn mode_typed<T: SortKey>(self_: &Tensor, dim: usize, keepdim: bool) -> Result<(
         })
         .collect();
     let (values, indices): (Vec<T>, Vec<i64>) = picked.into_iter().unzip();
-    let shape = reduced_shape(self_, dim, keepdim);
-    Ok((Tensor::from_vec(values, &shape)?, Tensor::from_vec(indices, &shape)?))
+    picked_rows(values, indices, self_, dim, keepdim)
 }
 
 impl ModeCpu for Cpu {

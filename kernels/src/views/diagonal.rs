@@ -42,8 +42,9 @@ impl UnfoldCompositeExplicit for Composite {
     fn unfold(self_: &Tensor, dimension: i64, size: i64, step: i64) -> Result<Tensor> {
         let d = wrap_dim(dimension, self_.dim())?;
         let (mut sizes, mut strides) = (self_.sizes().to_vec(), self_.strides().to_vec());
-        if sizes.is_empty() {
-            // A 0-dim tensor unfolds as one element.
+        let scalar = sizes.is_empty();
+        if scalar {
+            // A 0-dim tensor unfolds as one element (and the result is 1-D: [size]).
             sizes.push(1);
             strides.push(1);
         }
@@ -55,6 +56,9 @@ impl UnfoldCompositeExplicit for Composite {
         }
         if step <= 0 {
             return Err(Error::runtime(format!("step is {step} but must be > 0")));
+        }
+        if scalar {
+            return ops::as_strided::call(self_, &[size], &[1], Some(self_.storage_offset()));
         }
         let stride = strides[d];
         sizes[d] = (sizes[d] - size) / step + 1;

@@ -254,21 +254,34 @@ pub fn as_strided_backward(grad: &Tensor, base: &Geometry, view: &Geometry) -> R
             vsizes[d as usize] = 1;
         }
     }
-    if !is_non_overlapping(&vsizes, &view.strides) {
-        return Err(Error::new(
-            ErrorKind::NotImplemented,
-            format!(
-                "as_strided backward: the view with sizes {:?} and strides {:?} overlaps itself; this is not supported",
-                view.sizes, view.strides
-            ),
-        ));
-    }
     let lo = base.offset.min(view.offset);
     let n = base.end().max(view.end()) - lo;
     let flat = utils::zeros(&[n], g.dtype(), g.device())?;
-    let region = ops::as_strided::call(&flat, &vsizes, &view.strides, Some(view.offset - lo))?;
-    ops::copy_::call(&region, &g, false)?;
-    ops::as_strided::call(&flat, &base.sizes, &base.strides, Some(base.offset - lo))
+    let flat = if is_non_overlapping(&vsizes, &view.strides) {
+        let region = ops::as_strided::call(&flat, &vsizes, &view.strides, Some(view.offset - lo))?;
+        ops::copy_::call(&region, &g, false)?;
+        flat
+    } else {
+        // Elements the view reaches more than once sum their gradients.
+        let at = storage_positions(n, &vsizes, &view.strides, view.offset - lo, g.device())?;
+        ops::index_put::call(&flat, &[Some(at)], &g.try_reshape(&[-1])?, true)?
+    };
+    let grad = ops::as_strided::call(&flat, &base.sizes, &base.strides, Some(base.offset - lo))?;
+    if is_non_overlapping(&base.sizes, &base.strides) {
+        return Ok(grad);
+    }
+    // A base that overlaps itself shares each storage element's gradient among the elements
+    // that alias it, as PyTorch's as_strided_backward divides by the count.
+    let at = storage_positions(n, &base.sizes, &base.strides, base.offset - lo, g.device())?;
+    let ones = ops::ones::call(&[at.numel() as i64], Some(g.dtype()), None, Some(g.device()), None)?;
+    let count = ops::index_put::call(&utils::zeros(&[n], g.dtype(), g.device())?, &[Some(at)], &ones, true)?;
+    grad.try_div(&ops::as_strided::call(&count, &base.sizes, &base.strides, Some(base.offset - lo))?)
+}
+
+/// The storage index of every element of the geometry, flattened, in a storage of `n` elements.
+fn storage_positions(n: i64, sizes: &[i64], strides: &[i64], offset: i64, device: crate::Device) -> Result<Tensor> {
+    let all = ops::arange::call(crate::Scalar::Int(n), Some(crate::DType::I64), None, Some(device), None)?;
+    ops::as_strided::call(&all, sizes, strides, Some(offset))?.try_reshape(&[-1])
 }
 
 impl Node for AsStridedBackward {

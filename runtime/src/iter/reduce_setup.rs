@@ -28,6 +28,10 @@ use crate::tensor::{wrap_dim, Tensor};
 /// dim is an error.
 pub fn reduction_output_shape(sizes: &[i64], dims: Option<&[i64]>, keepdim: bool) -> Result<(Vec<i64>, Vec<bool>)> {
     let nd = sizes.len();
+    // PyTorch keeps the reduced dims in a 64-bit mask and refuses more dims, whatever the op.
+    if nd > 64 {
+        return Err(Error::runtime("only tensors with up to 64 dims are supported"));
+    }
     let mut mask = vec![false; nd];
     match dims {
         None | Some([]) => mask.iter_mut().for_each(|m| *m = true),

@@ -1,0 +1,623 @@
+"""Records PyTorch's own OpInfo samples as golden files for oxten's OpInfo replay test.
+
+Walks `op_db` (torch.testing._internal.common_methods_invocations), and for every OpInfo whose
+aten operator oxten declares (the same rule as scripts/opinfo_coverage.py):
+- binds each sample (`sample_inputs`, plus `reference_inputs` where the OpInfo has them) to an
+  aten overload that oxten also declares, the way PyTorch's argument parser does (strict types:
+  a Tensor parameter takes a tensor, a Scalar a number, an int list an int or a list …);
+- calls that overload in every dtype both libraries support and records the result — and
+  checks it against the OpInfo's own call, so a sample whose Python wrapper means something
+  else than the aten schema is not recorded as that schema's answer;
+- records the non-contiguous variant PyTorch's tests build (`SampleInput.noncontiguous()`),
+  gradients of the float64 samples (random `grad_output`, `torch.autograd.grad`), and the
+  `error_inputs` (the error class PyTorch raises);
+- counts what it cannot record, by reason, in the index's first line.
+
+Output (commit it; the Rust test needs no PyTorch):
+  tests/golden/opinfo/cases.jsonl        one case a line; the first line is the summary
+  tests/golden/opinfo/tensors.safetensors every tensor the cases name
+
+A case: {"op": OpInfo name (+ "." variant), "schema": "add.Tensor", "dtype", "kind": sample |
+noncontiguous | reference | grad | error, "args": [[name, value, is_default], ...] in schema
+order, "out": [...] or "error": class, "grad_out"/"grads" for grad cases, "random": true when
+the op draws random numbers (only shapes and dtypes are comparable)}. A tensor value is
+{"t": key, "sizes", "strides", "offset"[, "grad": true]}: the stored 1-D buffer viewed with
+those sizes and strides, so non-contiguous and expanded inputs keep their layout.
+
+Run: pip install torch numpy expecttest; python3 scripts/opinfo_golden.py [--only NAME]
+"""
+import collections
+import json
+import math
+import pathlib
+import re
+import struct
+import sys
+import warnings
+
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from opinfo_coverage import aten_name  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+OUT = ROOT / "tests" / "golden" / "opinfo"
+# The dtypes oxten has, with their safetensors names.
+ST = {
+    torch.float32: "F32", torch.float64: "F64", torch.float16: "F16", torch.bfloat16: "BF16",
+    torch.int64: "I64", torch.int32: "I32", torch.int16: "I16", torch.int8: "I8",
+    torch.uint8: "U8", torch.bool: "BOOL",
+}
+NAME = {d: str(d).replace("torch.", "") for d in ST}
+# Samples kept per (OpInfo, dtype, kind): OpInfo sample lists run to hundreds for some ops;
+# the first ones cover their shapes and arguments, and the file stays small.
+MAX_SAMPLES = {"sample": 16, "reference": 8, "noncontiguous": 6, "grad": 8, "error": 12}
+# Full sample sets in these dtypes; the others get a few samples each (they share the loops).
+MAIN_DTYPES = {torch.float32, torch.float64, torch.int64, torch.bool}
+MINOR_SAMPLES = 4
+# Operators that read their input's storage beyond the view (inputs are recorded whole).
+WHOLE_STORAGE = {"as_strided"}
+# Operators whose result is uninitialized memory: only its shape and dtype compare.
+UNINITIALIZED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided"}
+# The largest case recorded (inputs, outputs and gradients together).
+MAX_CASE_BYTES = 16_000
+
+
+class NoBind(Exception):
+    pass
+
+
+def oxten_overloads():
+    """base name -> overload names oxten declares (functional ones only, YAML order)."""
+    out = collections.defaultdict(list)
+    for line in (ROOT / "native_functions.yaml").read_text().splitlines():
+        m = re.match(r"- func: ([A-Za-z0-9_]+)(?:\.([A-Za-z0-9_]+))?\((.*)", line)
+        if not m or "!" in m.group(3):
+            continue
+        out[m.group(1)].append(m.group(2) or "default")
+    return out
+
+
+class Recorder:
+    def __init__(self):
+        self.tensors = {}
+        self.bytes = 0
+        self.whole_storage = False
+
+    def tensor(self, t, grad=False, view=True):
+        if view and self.whole_storage and t.numel():
+            # as_strided reads the input's storage, not just the view: keep all of it.
+            base = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage())
+            ref = self.tensor(base.detach().clone(), grad, view=False)
+            ref.update(sizes=list(t.shape), strides=list(t.stride()), offset=t.storage_offset())
+            return ref
+        t = t.detach()
+        if t.dtype not in ST:
+            raise NoBind(f"dtype {t.dtype}")
+        key = f"t{len(self.tensors)}"
+        # The smallest piece of storage that the view reaches, stored as a 1-D buffer.
+        if t.numel() == 0:
+            buf = torch.empty(0, dtype=t.dtype)
+            offset = 0
+        else:
+            extent = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride()))
+            buf = torch.as_strided(t, (extent,), (1,), t.storage_offset()).clone()
+            offset = 0
+        self.tensors[key] = buf
+        self.bytes += buf.numel() * buf.element_size()
+        ref = {"t": key, "sizes": list(t.shape), "strides": list(t.stride()), "offset": offset}
+        if grad:
+            ref["grad"] = True
+        return ref
+
+    def mark(self):
+        return len(self.tensors), self.bytes
+
+    def rollback(self, mark):
+        n, self.bytes = mark
+        for k in list(self.tensors)[n:]:
+            del self.tensors[k]
+
+    def save(self, path):
+        header, blobs, pos = {}, [], 0
+        for k, t in self.tensors.items():
+            data = t.contiguous().view(torch.uint8).numpy().tobytes() if t.numel() else b""
+            header[k] = {"dtype": ST[t.dtype], "shape": list(t.shape), "data_offsets": [pos, pos + len(data)]}
+            blobs.append(data)
+            pos += len(data)
+        h = json.dumps(header, separators=(",", ":")).encode()
+        h += b" " * (-len(h) % 8)
+        with open(path, "wb") as f:
+            f.write(struct.pack("<Q", len(h)))
+            f.write(h)
+            for b in blobs:
+                f.write(b)
+
+
+def is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def check(ty, v):
+    """Whether value `v` fits schema type `ty` (a torch JIT type), PyTorch's parser's rules."""
+    kind = ty.kind()
+    if kind == "OptionalType":
+        return v is None or check(ty.getElementType(), v)
+    s = str(ty)
+    if kind == "TensorType":
+        return isinstance(v, torch.Tensor)
+    if kind == "ListType":
+        el = ty.getElementType()
+        if isinstance(v, torch.Tensor) or not isinstance(v, (list, tuple)):
+            # An int for an int list (`dim=1` for `int[1]`), as PyTorch's parser allows.
+            return str(el) in ("int", "SymInt") and is_int(v)
+        return all(check(el, x) for x in v)
+    if s in ("int", "SymInt"):
+        return is_int(v)
+    if s == "float":
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    if s == "bool":
+        return isinstance(v, bool)
+    if kind == "NumberType":
+        return isinstance(v, (int, float, bool))
+    if s == "str":
+        return isinstance(v, str)
+    if s == "ScalarType":
+        return isinstance(v, torch.dtype)
+    if s == "MemoryFormat":
+        return isinstance(v, torch.memory_format)
+    if s == "Layout":
+        return isinstance(v, torch.layout)
+    if s == "Device":
+        return isinstance(v, (torch.device, str))
+    return False
+
+
+# Python-level keyword arguments the aten schemas spell differently or do not have.
+RENAMED_KWARGS = {"training": "train"}
+# Dropped when they have these values (they do not change the result).
+PYTHON_ONLY_KWARGS = {"inplace": False, "as_tuple": False, "requires_grad": None, "return_indices": False}
+REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def adapt_kwargs(schema, kwargs):
+    """The Python call's keywords as the aten schema names them (None: cannot be said)."""
+    names = {a.name for a in schema.arguments}
+    kw = {}
+    for k, v in kwargs.items():
+        if k in names:
+            kw[k] = v
+        elif k in RENAMED_KWARGS and RENAMED_KWARGS[k] in names:
+            kw[RENAMED_KWARGS[k]] = v
+        elif k == "unbiased" and "correction" in names and isinstance(v, bool):
+            kw["correction"] = int(v)
+        elif k in PYTHON_ONLY_KWARGS and (k == "requires_grad" or v == PYTHON_ONLY_KWARGS[k]):
+            continue
+        else:
+            return None
+    return kw
+
+
+def coerce(a, v):
+    """A value the way PyTorch's parser passes it on: `reduction="sum"` as its enum, an int for
+    an `int[N]` as N copies."""
+    ty = a.real_type
+    if ty.kind() == "OptionalType" and v is not None:
+        ty = ty.getElementType()
+    if a.name == "reduction" and isinstance(v, str) and str(ty) == "int":
+        return REDUCTIONS.get(v, v)
+    if ty.kind() == "ListType" and is_int(v) and str(ty.getElementType()) in ("int", "SymInt"):
+        return [v] * (a.N or 1)
+    return v
+
+
+def bind(schema, args, kwargs):
+    """The schema's arguments bound to a Python call, defaults filled in, or None."""
+    kwargs = adapt_kwargs(schema, kwargs)
+    if kwargs is None:
+        return None
+    pos, kw, bound = list(args), dict(kwargs), []
+    for a in schema.arguments:
+        if not a.kwarg_only and pos:
+            v, default = pos.pop(0), False
+        elif a.name in kw:
+            v, default = kw.pop(a.name), False
+        elif a.has_default_value():
+            v, default = a.default_value, True
+        else:
+            return None
+        if not default:
+            v = coerce(a, v)
+            if not check(a.real_type, v):
+                return None
+        bound.append((a, v, default))
+    return None if pos or kw else bound
+
+
+def resolve(bases, overloads, args, kwargs):
+    """The first (aten overload, its name, bound arguments) of the candidate base names."""
+    for base in bases:
+        r = resolve_one(base, overloads.get(base, []), args, kwargs)
+        if r is not None:
+            return r
+    return None
+
+
+def resolve_one(base, overloads, args, kwargs):
+    packet = getattr(torch.ops.aten, base, None)
+    if packet is None:
+        return None
+    for name in overloads:
+        try:
+            op = getattr(packet, name)
+        except AttributeError:
+            continue
+        b = bind(op._schema, args, kwargs)
+        if b is not None:
+            return op, base if name == "default" else f"{base}.{name}", b
+    return None
+
+
+def encode(rec, v, memo, grad_inputs=None):
+    """A JSON value for argument `v`; `memo` maps the id of each tensor already recorded for
+    this case to its reference, so a tensor passed twice (`add(x, x)`) is one tensor in oxten too."""
+    if isinstance(v, torch.Tensor):
+        if id(v) in memo:
+            return memo[id(v)]
+        g = grad_inputs is not None and v.requires_grad
+        if g:
+            grad_inputs.append(v)
+        memo[id(v)] = rec.tensor(v, grad=g)
+        return memo[id(v)]
+    if isinstance(v, (list, tuple)):
+        return [encode(rec, x, memo, grad_inputs) for x in v]
+    if isinstance(v, float) and not math.isfinite(v):
+        return {"float": repr(v)}
+    if isinstance(v, torch.dtype):
+        if v not in ST:
+            raise NoBind(f"dtype {v}")
+        return {"dtype": NAME[v]}
+    if isinstance(v, torch.memory_format):
+        return {"memory_format": str(v).replace("torch.", "")}
+    if isinstance(v, (torch.layout, torch.device)):
+        return {"str": str(v).replace("torch.", "")}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    raise NoBind(f"argument of type {type(v).__name__}")
+
+
+# Schema defaults of enum types come as their integer codes (`ScalarType dtype=4`).
+SCALAR_TYPE_CODES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64,
+                     5: torch.float16, 6: torch.float32, 7: torch.float64, 11: torch.bool, 15: torch.bfloat16}
+MEMORY_FORMAT_CODES = {0: torch.contiguous_format, 1: torch.preserve_format, 2: torch.channels_last,
+                       3: torch.channels_last_3d}
+
+
+def typed(a, v):
+    s = str(a.real_type)
+    if is_int(v) and "ScalarType" in s:
+        return SCALAR_TYPE_CODES.get(v, v)
+    if is_int(v) and "MemoryFormat" in s:
+        return MEMORY_FORMAT_CODES.get(v, v)
+    if is_int(v) and "Layout" in s:
+        return torch.strided
+    return v
+
+
+def encode_args(rec, bound, grad_inputs=None):
+    memo = {}
+    return [[a.name, encode(rec, typed(a, v), memo, grad_inputs), d] for a, v, d in bound]
+
+
+def flatten(r):
+    if isinstance(r, (list, tuple)):
+        return [x for y in r for x in flatten(y)]
+    return [r]
+
+
+def encode_out(rec, r):
+    out = []
+    for x in flatten(r):
+        if isinstance(x, torch.Tensor):
+            out.append(rec.tensor(x))
+        elif isinstance(x, float) and not math.isfinite(x):
+            out.append({"float": repr(x)})
+        elif x is None or isinstance(x, (bool, int, float)):
+            out.append(x)
+        else:
+            raise NoBind(f"return of type {type(x).__name__}")
+    return out
+
+
+def same(a, b):
+    a, b = flatten(a), flatten(b)
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
+            if x.shape != y.shape or x.dtype != y.dtype:
+                return False
+            if not torch.equal(x, y) and not torch.allclose(x.double(), y.double(), equal_nan=True, rtol=1e-3, atol=1e-3):
+                return False
+        elif isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+            return False
+        elif x != y and not (isinstance(x, float) and math.isnan(x) and math.isnan(y)):
+            return False
+    return True
+
+
+def call_bound(op, bound):
+    args, kwargs = [], {}
+    for a, v, _ in bound:
+        if a.kwarg_only:
+            kwargs[a.name] = v
+        else:
+            args.append(v)
+    return op(*args, **kwargs)
+
+
+def is_random(op, bound):
+    torch.manual_seed(1)
+    a = call_bound(op, bound)
+    torch.manual_seed(2)
+    b = call_bound(op, bound)
+    return not same(a, b)
+
+
+def main():
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else None
+    overloads = oxten_overloads()
+    rec = Recorder()
+    cases, skipped, names = [], collections.Counter(), set()
+    counted = collections.Counter()
+
+    by_op = collections.Counter()
+    current = [""]
+
+    def skip(reason, n=1):
+        skipped[reason] += n
+        by_op[(reason, current[0])] += n
+
+    for info in op_db:
+        base = aten_name(info)
+        if base not in overloads or (only and info.name != only):
+            continue
+        # The Python function's own name binds where the OpInfo's aten name is an inner op
+        # (`nn.functional.pad` tests `constant_pad_nd` but calls `pad`).
+        python_base = info.name.split(".")[-1]
+        bases = [base] + [python_base] * (python_base != base and python_base in overloads)
+        full = info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
+        current[0] = full
+        names.add(info.name)
+        rec.whole_storage = base in WHOLE_STORAGE
+        dtypes = [d for d in ST if info.supports_dtype(d, "cpu")]
+        kinds = [("sample", lambda d: info.sample_inputs("cpu", d))]
+        if info.reference_inputs_func is not None:
+            kinds.append(("reference", lambda d: info.reference_inputs("cpu", d)))
+        kinds.append(("noncontiguous", lambda d: (s.noncontiguous() for s in info.sample_inputs("cpu", d))))
+        for dtype in dtypes:
+            for kind, gen in kinds:
+                if kind != "sample" and dtype != torch.float32:
+                    continue
+                limit = MAX_SAMPLES[kind] if dtype in MAIN_DTYPES else MINOR_SAMPLES
+                torch.manual_seed(0)
+                n = 0
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    try:
+                        samples = list(gen(dtype))
+                    except Exception as e:  # a sample generator that fails in this torch build
+                        skip(f"sample generator raised {type(e).__name__}")
+                        continue
+                for s in samples:
+                    if n >= limit:
+                        break
+                    counted[kind] += 1
+                    n += 1
+                    case = bounded(rec, skip, lambda: record_sample(rec, info, bases, overloads, s, dtype, kind, skip))
+                    if case:
+                        case["op"] = full
+                        cases.append(case)
+            if dtype == torch.float64 and info.supports_autograd:
+                torch.manual_seed(0)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    try:
+                        samples = list(info.sample_inputs("cpu", dtype, requires_grad=True))
+                    except Exception as e:
+                        skip(f"sample generator raised {type(e).__name__}")
+                        samples = []
+                for s in samples[: MAX_SAMPLES["grad"]]:
+                    counted["grad"] += 1
+                    case = bounded(rec, skip, lambda: record_grad(rec, info, bases, overloads, s, skip))
+                    if case:
+                        case["op"] = full
+                        cases.append(case)
+        if info.error_inputs_func is not None:
+            torch.manual_seed(0)
+            try:
+                errs = list(info.error_inputs("cpu"))
+            except Exception as e:
+                skip(f"error generator raised {type(e).__name__}")
+                errs = []
+            for e in errs[: MAX_SAMPLES["error"]]:
+                counted["error"] += 1
+                case = bounded(rec, skip, lambda: record_error(rec, bases, overloads, e, skip))
+                if case:
+                    case["op"] = full
+                    cases.append(case)
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    summary = {
+        "summary": True,
+        "opinfo_names": len({i.name for i in op_db}),
+        "names_covered": len(names),
+        "samples": sum(counted.values()),
+        "by_kind": dict(counted),
+        "recorded": len(cases),
+        "not_recorded": dict(sorted(skipped.items(), key=lambda kv: -kv[1])),
+        "torch": torch.__version__,
+    }
+    if not only:
+        with open(OUT / "cases.jsonl", "w") as f:
+            f.write(json.dumps(summary) + "\n")
+            for c in cases:
+                f.write(json.dumps(c, separators=(",", ":")) + "\n")
+        rec.save(OUT / "tensors.safetensors")
+    print(json.dumps(summary, indent=1))
+    if "--why" in sys.argv:
+        for (reason, op), n in sorted(by_op.items(), key=lambda kv: -kv[1]):
+            print(f"{n:6} {op}: {reason}")
+    print(f"tensor data: {rec.bytes / 1e6:.1f} MB")
+
+
+def bounded(rec, skip, record):
+    """Records a case unless its tensors pass MAX_CASE_BYTES (a few samples are large)."""
+    mark = rec.mark()
+    case = record()
+    if case and rec.bytes - mark[1] > MAX_CASE_BYTES:
+        rec.rollback(mark)
+        skip(f"sample over {MAX_CASE_BYTES // 1000} kB of tensors, left out to keep the golden files small")
+        return None
+    return case
+
+
+def python_call(s):
+    return [s.input, *s.args], dict(s.kwargs)
+
+
+def record_sample(rec, info, bases, overloads, s, dtype, kind, skip):
+    args, kwargs = python_call(s)
+    r = resolve(bases, overloads, args, kwargs)
+    if r is None:
+        skip("no overload oxten declares binds the Python call")
+        return None
+    op, name, bound = r
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.manual_seed(0)
+            result = call_bound(op, bound)
+    except Exception as e:
+        # PyTorch itself refuses (a dtype the OpInfo lists through another path).
+        skip(f"the aten overload raised {type(e).__name__}")
+        return None
+    random = name.split('.')[0] in UNINITIALIZED or torch.Tag.nondeterministic_seeded in op.tags or is_random(op, bound)
+    if not random:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                theirs = info.op(s.input, *s.args, **s.kwargs)
+            if not same(result, theirs):
+                skip("the OpInfo's Python call is not the aten overload")
+                return None
+        except Exception:
+            skip("the OpInfo's Python call raised")
+            return None
+    try:
+        case = {
+            "schema": name,
+            "dtype": NAME[dtype],
+            "kind": kind,
+            "args": encode_args(rec, bound),
+            "out": encode_out(rec, result),
+        }
+    except NoBind as e:
+        skip(f"unsupported {e}")
+        return None
+    if random:
+        case["random"] = True
+    elif dtype in (torch.float16, torch.bfloat16):
+        # The same call in float64: a low-precision answer passes when it is as close to this
+        # as PyTorch's own (kernels that accumulate differently round differently).
+        try:
+            exact = flatten(call_bound(op, [(a, upcast(v), d) for a, v, d in bound]))
+            case["exact"] = [rec.tensor(x.float()) if isinstance(x, torch.Tensor) and x.is_floating_point() else None
+                             for x in exact]
+        except Exception:
+            pass
+    return case
+
+
+def upcast(v):
+    if isinstance(v, torch.Tensor) and v.dtype in (torch.float16, torch.bfloat16):
+        return v.detach().double()
+    if isinstance(v, (list, tuple)):
+        return [upcast(x) for x in v]
+    return v
+
+
+def record_grad(rec, info, bases, overloads, s, skip):
+    args, kwargs = python_call(s)
+    r = resolve(bases, overloads, args, kwargs)
+    if r is None:
+        skip("no overload oxten declares binds the Python call")
+        return None
+    op, name, bound = r
+    try:
+        torch.manual_seed(0)
+        result = call_bound(op, bound)
+    except Exception as e:
+        skip(f"the aten overload raised {type(e).__name__}")
+        return None
+    if is_random(op, bound):
+        skip("random op: gradients not comparable")
+        return None
+    outs = [x for x in flatten(result) if isinstance(x, torch.Tensor) and x.requires_grad]
+    if not outs:
+        skip("no differentiable output")
+        return None
+    inputs = []
+    try:
+        enc_args = encode_args(rec, bound, inputs)
+    except NoBind as e:
+        skip(f"unsupported {e}")
+        return None
+    gen = torch.Generator().manual_seed(7)
+    grad_out = [torch.randn(o.shape, dtype=o.dtype, generator=gen) for o in outs]
+    try:
+        grads = torch.autograd.grad(outs, inputs, grad_out, allow_unused=True)
+    except Exception as e:
+        skip(f"PyTorch's backward raised {type(e).__name__}")
+        return None
+    return {
+        "schema": name,
+        "dtype": "float64",
+        "kind": "grad",
+        "args": enc_args,
+        "out": encode_out(rec, result),
+        "grad_out": [rec.tensor(g) for g in grad_out],
+        "grads": [None if g is None else rec.tensor(g) for g in grads],
+    }
+
+
+def record_error(rec, bases, overloads, e, skip):
+    s = e.sample_input
+    args, kwargs = python_call(s)
+    r = resolve(bases, overloads, args, kwargs)
+    if r is None:
+        skip("error input: no overload oxten declares binds the Python call")
+        return None
+    op, name, bound = r
+    try:
+        call_bound(op, bound)
+    except Exception as ex:
+        try:
+            return {
+                "schema": name,
+                "dtype": "",
+                "kind": "error",
+                "args": encode_args(rec, bound),
+                "error": type(ex).__name__,
+                "message": str(ex).split("\n")[0][:200],
+            }
+        except NoBind as ex2:
+            skip(f"unsupported {ex2}")
+            return None
+    skip("error input: the aten overload does not raise (the check is in the Python wrapper)")
+    return None
+
+
+if __name__ == "__main__":
+    main()
