@@ -27,12 +27,17 @@ def oxten_bases():
     return bases
 
 
+# OpInfos whose aten operator has another name.
+ATEN_ALIASES = {"cross_entropy": "cross_entropy_loss"}
+
+
 def aten_name(op):
     m = re.fullmatch(r"__(\w+)__", op.name)
     if m:
         return DUNDER.get(m.group(1), m.group(1))
     name = getattr(op, "aten_name", None) or op.name
-    return name.replace("nn.functional.", "").replace(".", "_")
+    name = name.replace("nn.functional.", "").replace(".", "_")
+    return ATEN_ALIASES.get(name, name)
 
 
 def main():

@@ -57,7 +57,7 @@ MAX_SAMPLES = {"sample": 16, "reference": 8, "noncontiguous": 6, "grad": 8, "err
 MAIN_DTYPES = {torch.float32, torch.float64, torch.int64, torch.bool}
 MINOR_SAMPLES = 4
 # Operators that read their input's storage beyond the view (inputs are recorded whole).
-WHOLE_STORAGE = {"as_strided"}
+WHOLE_STORAGE = {"as_strided", "as_strided_copy"}
 # Operators whose result is uninitialized memory: only its shape and dtype compare.
 UNINITIALIZED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided"}
 # The largest case recorded (inputs, outputs and gradients together).
@@ -177,8 +177,22 @@ def check(ty, v):
 # Python-level keyword arguments the aten schemas spell differently or do not have.
 RENAMED_KWARGS = {"training": "train"}
 # Dropped when they have these values (they do not change the result).
-PYTHON_ONLY_KWARGS = {"inplace": False, "as_tuple": False, "requires_grad": None, "return_indices": False}
+PYTHON_ONLY_KWARGS = {"inplace": False, "as_tuple": False, "requires_grad": None, "return_indices": False,
+                      "size_average": None, "reduce": None, "weight": None}
 REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+# The defaults of the Python function being bound (set per OpInfo).
+PYTHON_DEFAULTS = [{}]
+
+
+def python_defaults(fn):
+    import inspect
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
 
 
 def adapt_kwargs(schema, kwargs):
@@ -225,6 +239,9 @@ def bind(schema, args, kwargs):
             v, default = kw.pop(a.name), False
         elif a.has_default_value():
             v, default = a.default_value, True
+        elif a.name in PYTHON_DEFAULTS[0]:
+            # Required in aten, defaulted by the Python function (`poisson_nll_loss`'s `full`).
+            v, default = PYTHON_DEFAULTS[0][a.name], False
         else:
             return None
         if not default:
@@ -244,7 +261,34 @@ def resolve(bases, overloads, args, kwargs):
     return None
 
 
+def varargs_forms(schema, args):
+    """The call as written, then with trailing positional arguments packed into one list
+    (`block_diag(a, b, c)`, `sum_to_size(2, 3)`) for a list parameter at that position."""
+    yield args
+    params = [a for a in schema.arguments if not a.kwarg_only]
+    for k in range(min(len(params), len(args) - 1)):
+        if params[k].real_type.kind() == "ListType":
+            yield list(args[:k]) + [list(args[k:])]
+
+
+def tensordot_dims(args, kwargs):
+    """`tensordot(a, b, dims=n)` or `dims=([..], [..])` as aten's `dims_self`/`dims_other`."""
+    if "dims" not in kwargs or len(args) < 2:
+        return args, kwargs
+    kwargs = dict(kwargs)
+    dims = kwargs.pop("dims")
+    a, b = args[0], args[1]
+    if is_int(dims):
+        kwargs["dims_self"] = list(range(a.dim() - dims, a.dim()))
+        kwargs["dims_other"] = list(range(dims))
+    else:
+        kwargs["dims_self"], kwargs["dims_other"] = [list(d) if isinstance(d, (list, tuple)) else [d] for d in dims]
+    return args, kwargs
+
+
 def resolve_one(base, overloads, args, kwargs):
+    if base == "tensordot":
+        args, kwargs = tensordot_dims(args, kwargs)
     packet = getattr(torch.ops.aten, base, None)
     if packet is None:
         return None
@@ -253,9 +297,10 @@ def resolve_one(base, overloads, args, kwargs):
             op = getattr(packet, name)
         except AttributeError:
             continue
-        b = bind(op._schema, args, kwargs)
-        if b is not None:
-            return op, base if name == "default" else f"{base}.{name}", b
+        for form in varargs_forms(op._schema, args):
+            b = bind(op._schema, form, kwargs)
+            if b is not None:
+                return op, base if name == "default" else f"{base}.{name}", b
     return None
 
 
@@ -391,6 +436,7 @@ def main():
         current[0] = full
         names.add(info.name)
         rec.whole_storage = base in WHOLE_STORAGE
+        PYTHON_DEFAULTS[0] = python_defaults(info.op)
         dtypes = [d for d in ST if info.supports_dtype(d, "cpu")]
         kinds = [("sample", lambda d: info.sample_inputs("cpu", d))]
         if info.reference_inputs_func is not None:

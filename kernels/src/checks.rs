@@ -3,9 +3,9 @@
 use crate::generated::decls::{
     AddcdivCheck, AddcmulCheck, CeilCheck, DivTruncCheck, DivTruncScalarCheck, FloorCheck, FloorDivideCheck,
     FloorDivideScalarCheck, FracCheck, HeavisideCheck, HypotCheck, IntegerDivisionCheck, IntegerDivisionScalarCheck,
-    LerpScalarCheck, LerpTensorCheck, LogaddexpCheck, LshiftCheck, LshiftScalarCheck, NegCheck, ReluCheck, RoundCheck,
-    RoundDecimalsCheck, RshiftCheck, RshiftScalarCheck, ScalarIntegerDivisionCheck, ScalarLshiftCheck,
-    ScalarRshiftCheck, SiluCheck, SubCheck, SubScalarCheck, TruncCheck,
+    LerpScalarCheck, LerpTensorCheck, Logaddexp2Check, LogaddexpCheck, LshiftCheck, LshiftScalarCheck, NegCheck,
+    ReluCheck, RoundCheck, RoundDecimalsCheck, RshiftCheck, RshiftScalarCheck, ScalarIntegerDivisionCheck,
+    ScalarLshiftCheck, ScalarRshiftCheck, SiluCheck, SubCheck, SubScalarCheck, TruncCheck,
 };
 use crate::logical::promote::{result_type, Arg};
 use crate::nn::{floating_only, not_implemented};
@@ -138,6 +138,12 @@ impl HypotCheck for Meta {
 impl LogaddexpCheck for Meta {
     fn logaddexp_check(self_: &Tensor, other: &Tensor) -> Result<()> {
         floating_only("logaddexp_cpu", common2(self_, other))
+    }
+}
+
+impl Logaddexp2Check for Meta {
+    fn logaddexp2_check(self_: &Tensor, other: &Tensor) -> Result<()> {
+        floating_only("logaddexp2_cpu", common2(self_, other))
     }
 }
 

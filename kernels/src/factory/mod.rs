@@ -13,6 +13,7 @@ mod cuda;
 mod empty;
 mod fill;
 mod like;
+mod sequences;
 
 pub(crate) use like::empty_preserving;
 

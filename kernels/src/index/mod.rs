@@ -10,3 +10,4 @@ mod gather;
 mod masked;
 mod nonzero;
 mod select;
+mod updates;

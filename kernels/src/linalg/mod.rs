@@ -17,6 +17,7 @@
 
 pub(crate) mod bf16_gemm;
 mod bmm;
+mod contractions;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod dot_rows;
@@ -25,6 +26,7 @@ pub(crate) mod engine;
 mod matmul;
 mod mm;
 mod products;
+mod structured;
 mod vector;
 
 use crate::iter::{copy_, get_overlap_status, has_internal_overlap, MemOverlap, MemOverlapStatus};

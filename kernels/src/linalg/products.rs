@@ -42,7 +42,7 @@ fn check_batches(batch1: &Tensor, batch2: &Tensor) -> Result<()> {
 
 /// A float `alpha`/`beta` with integer operands: PyTorch casts it to the integer type
 /// (truncating), so the result keeps the operands' dtype.
-fn integral_scalar(t: &Tensor, s: Scalar) -> Scalar {
+pub(super) fn integral_scalar(t: &Tensor, s: Scalar) -> Scalar {
     match s {
         Scalar::Float(f) if !t.dtype().is_floating_point() => Scalar::Int(f as i64),
         other => other,
@@ -50,7 +50,7 @@ fn integral_scalar(t: &Tensor, s: Scalar) -> Scalar {
 }
 
 /// `beta * input + product`, skipping `input` entirely when `beta` is zero.
-fn add_scaled(product: Tensor, input: &Tensor, beta: Scalar) -> Result<Tensor> {
+pub(super) fn add_scaled(product: Tensor, input: &Tensor, beta: Scalar) -> Result<Tensor> {
     if beta.to_f64() == 0.0 && !beta.is_bool() {
         return Ok(product);
     }

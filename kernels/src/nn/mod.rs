@@ -19,6 +19,7 @@
 mod activation;
 mod activation_composites;
 mod attention;
+mod composite_losses;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod distance;

@@ -14,8 +14,10 @@ mod cuda;
 mod cumsum;
 mod extrema;
 mod histogram;
+mod integrate;
 mod nan_reductions;
 mod norm;
+mod overloads;
 mod prod;
 mod stats;
 

@@ -9,6 +9,7 @@ mod cuda;
 mod meshgrid;
 mod pad;
 mod patches;
+mod rearrange;
 mod repeat;
 mod repeat_interleave;
 mod split;

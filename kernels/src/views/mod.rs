@@ -16,6 +16,7 @@
 //! - `slice`: `slice.Tensor`, `select.int`, `narrow`.
 
 mod as_strided;
+mod copies;
 mod diagonal;
 mod expand;
 mod permute;

@@ -48,6 +48,7 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             ops::hypot::call(&x[0], &x[1])
         }),
         case("logaddexp", "broadcast", vec![r.any(&[2, 3]), r.any(&[3])], |x| ops::logaddexp::call(&x[0], &x[1])),
+        case("logaddexp2", "broadcast", vec![r.any(&[2, 3]), r.any(&[3])], |x| ops::logaddexp2::call(&x[0], &x[1])),
         case("lerp.Scalar", "weight 0.3", vec![r.any(&[2, 3]), r.any(&[2, 3])], |x| {
             ops::lerp_scalar::call(&x[0], &x[1], Scalar::Float(0.3))
         }),
