@@ -18,19 +18,22 @@ use oxten_runtime::{ops, DType, Device, Error, Layout, Result, Scalar, Tensor};
 
 /// The values of `linspace` (`log_base` None) or `logspace`, in f64 after the output dtype's
 /// arithmetic.
-fn sequence(start: f64, end: f64, steps: i64, dtype: DType, log_base: Option<f64>) -> Vec<f64> {
+fn sequence(start: f64, end: f64, steps: i64, dtype: DType, log_base: Option<f64>) -> Result<Vec<f64>> {
     let n = steps as usize;
     let halfway = steps / 2;
+    // Out-of-memory is an error, not an abort.
+    let mut out = oxten_runtime::error::try_vec_with_capacity(n)?;
     if dtype == DType::F64 || !dtype.is_floating_point() {
         let step = if steps > 1 { (end - start) / (steps - 1) as f64 } else { 0.0 };
         let exp = |i: i64| if i < halfway { start + step * i as f64 } else { end - step * (steps - i - 1) as f64 };
-        (0..n as i64).map(|i| log_base.map_or(exp(i), |b| b.powf(exp(i)))).collect()
+        out.extend((0..n as i64).map(|i| log_base.map_or(exp(i), |b| b.powf(exp(i)))));
     } else {
         let (start, end) = (start as f32, end as f32);
         let step = if steps > 1 { (end - start) / (steps - 1) as f32 } else { 0.0 };
         let exp = |i: i64| if i < halfway { start + step * i as f32 } else { end - step * (steps - i - 1) as f32 };
-        (0..n as i64).map(|i| f64::from(log_base.map_or(exp(i), |b| (b as f32).powf(exp(i))))).collect()
+        out.extend((0..n as i64).map(|i| f64::from(log_base.map_or(exp(i), |b| (b as f32).powf(exp(i))))));
     }
+    Ok(out)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -56,7 +59,7 @@ fn spaced(
     let bound = |s: Scalar| if dtype.is_floating_point() { s.to_f64() } else { s.to_f64().trunc() };
     // One step is `start` (PyTorch fills it), not the second half's `end`.
     let end = if steps == 1 { start } else { end };
-    let values = sequence(bound(start), bound(end), steps, dtype, log_base);
+    let values = sequence(bound(start), bound(end), steps, dtype, log_base)?;
     let t = Tensor::from_vec(values, &[steps])?.try_to_dtype(dtype)?;
     match device {
         Some(d) if d != Device::Cpu => t.try_to_device(d),

@@ -112,6 +112,13 @@ impl TensordotCompositeImplicit for Composite {
                 crate::support::type_meta_name(other.dtype())
             )));
         }
+        for (t, dims) in [(self_, dims_self), (other, dims_other)] {
+            if t.dim() == 0 {
+                if let Some(d) = dims.first() {
+                    return Err(Error::index(format!("Dimension specified as {d} but tensor has no dimensions")));
+                }
+            }
+        }
         let (mut t1, mut t2) = (self_.clone(), other.clone());
         let mut csize = 1i64;
         let (mut c1, mut c2) = (vec![false; self_.dim()], vec![false; other.dim()]);

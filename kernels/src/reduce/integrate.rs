@@ -53,6 +53,14 @@ impl DiffCompositeImplicit for Composite {
     }
 }
 
+/// `dim` wrapped for `y`, which must have a dimension to integrate along.
+fn dim_of(y: &Tensor, dim: i64) -> Result<usize> {
+    if y.dim() == 0 {
+        return Err(Error::index(format!("Dimension specified as {dim} but tensor has no dimensions")));
+    }
+    wrap_dim(dim, y.dim())
+}
+
 /// `y`'s shape without `dim`, zeros: the integral over an empty dim.
 fn zeros_except(y: &Tensor, dim: usize) -> Result<Tensor> {
     let mut s = y.sizes().to_vec();
@@ -103,7 +111,7 @@ fn no_bool(op: &str, y: &Tensor, x: Option<&Tensor>) -> Result<()> {
 }
 
 fn trapezoid_x(op: &str, y: &Tensor, x: &Tensor, dim: i64) -> Result<Tensor> {
-    let d = wrap_dim(dim, y.dim())?;
+    let d = dim_of(y, dim)?;
     if y.sizes()[d] == 0 {
         return zeros_except(y, d);
     }
@@ -114,7 +122,7 @@ fn trapezoid_x(op: &str, y: &Tensor, x: &Tensor, dim: i64) -> Result<Tensor> {
 }
 
 fn trapezoid_dx(op: &str, y: &Tensor, dx: f64, dim: i64) -> Result<Tensor> {
-    let d = wrap_dim(dim, y.dim())?;
+    let d = dim_of(y, dim)?;
     if y.sizes()[d] == 0 {
         return zeros_except(y, d);
     }
@@ -153,7 +161,7 @@ impl TrapzDxCompositeImplicit for Composite {
 
 impl CumulativeTrapezoidXCompositeImplicit for Composite {
     fn cumulative_trapezoid_x(y: &Tensor, x: &Tensor, dim: i64) -> Result<Tensor> {
-        let d = wrap_dim(dim, y.dim())?;
+        let d = dim_of(y, dim)?;
         no_bool("cumulative_trapezoid", y, Some(x))?;
         let dx = spacing("cumulative_trapezoid", y, x, d)?;
         ops::cumsum::call(&ops::mul::call(&pair_sums(y, d)?, &dx)?, d as i64, None)?.try_div_scalar(2.0)
@@ -162,7 +170,7 @@ impl CumulativeTrapezoidXCompositeImplicit for Composite {
 
 impl CumulativeTrapezoidDxCompositeImplicit for Composite {
     fn cumulative_trapezoid_dx(y: &Tensor, dx: Scalar, dim: i64) -> Result<Tensor> {
-        let d = wrap_dim(dim, y.dim())?;
+        let d = dim_of(y, dim)?;
         no_bool("cumulative_trapezoid", y, None)?;
         let half = ops::mul_scalar::call(&pair_sums(y, d)?, Scalar::Float(dx.to_f64() / 2.0))?;
         ops::cumsum::call(&half, d as i64, None)

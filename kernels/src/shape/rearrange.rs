@@ -69,7 +69,7 @@ fn sections_bounds(n: i64, sections: i64) -> Result<Vec<i64>> {
         return Err(Error::runtime(format!("number of sections must be larger than 0, got {sections}")));
     }
     let (base, extra) = (n / sections, n % sections);
-    let mut bounds = Vec::with_capacity(sections as usize - 1);
+    let mut bounds = oxten_runtime::error::try_vec_with_capacity(sections as usize - 1)?;
     let mut at = 0;
     for i in 0..sections - 1 {
         at += base + i64::from(i < extra);
@@ -250,6 +250,9 @@ impl TakeAlongDimCompositeImplicit for Composite {
                 self_.dim(),
                 indices.dim()
             )));
+        }
+        if self_.dim() == 0 {
+            return ops::gather::call(self_, dim, indices, false);
         }
         let d = wrap_dim(dim, self_.dim())?;
         // Broadcast every dim but `d`; along `d` each keeps its own size.

@@ -144,7 +144,13 @@ impl UnbindCompositeImplicit for Composite {
             return Err(Error::index("Dimension specified as 0 but tensor has no dimensions"));
         }
         let d = wrap_dim(dim, self_.dim())?;
-        (0..self_.sizes()[d]).map(|i| ops::select::call(self_, d as i64, i)).collect()
+        let n = self_.sizes()[d];
+        // An empty tensor can have a huge dim: the list itself must fail as an error.
+        let mut parts = oxten_runtime::error::try_vec_with_capacity(n as usize)?;
+        for i in 0..n {
+            parts.push(ops::select::call(self_, d as i64, i)?);
+        }
+        Ok(parts)
     }
 }
 
