@@ -57,7 +57,7 @@ MAX_SAMPLES = {"sample": 16, "reference": 8, "noncontiguous": 6, "grad": 8, "err
 MAIN_DTYPES = {torch.float32, torch.float64, torch.int64, torch.bool}
 MINOR_SAMPLES = 4
 # Operators that read their input's storage beyond the view (inputs are recorded whole).
-WHOLE_STORAGE = {"as_strided", "as_strided_copy"}
+WHOLE_STORAGE = {"as_strided", "as_strided_copy", "as_strided_scatter"}
 # Operators whose result is uninitialized memory: only its shape and dtype compare.
 UNINITIALIZED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided"}
 # The largest case recorded (inputs, outputs and gradients together).

@@ -21,6 +21,7 @@ pub(crate) mod elem;
 mod gemm;
 mod im2col;
 mod params;
+mod transposed_1d;
 
 use crate::generated::decls::{
     Conv1dCompositeImplicit, Conv1dPaddingCompositeImplicit, Conv2dCompositeImplicit, Conv2dPaddingCompositeImplicit,

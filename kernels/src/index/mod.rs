@@ -9,5 +9,6 @@ mod cuda;
 mod gather;
 mod masked;
 mod nonzero;
+mod search;
 mod select;
 mod updates;

@@ -25,6 +25,7 @@ mod einsum;
 pub(crate) mod engine;
 mod matmul;
 mod mm;
+mod norm_composites;
 mod products;
 mod structured;
 mod vector;

@@ -24,6 +24,7 @@ mod batch_norm;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod group_norm;
+mod instance_norm;
 mod layer_norm;
 mod rms_norm;
 

@@ -15,6 +15,7 @@
 mod composites;
 #[cfg(feature = "cuda")]
 mod cuda;
+mod frexp;
 mod real_aliases;
 use crate::generated::decls::{
     ClampOutCpu, ClampOutMetaFn, GeluOutCpu, GeluOutMetaFn, PowTensorScalarOutCpu, PowTensorScalarOutMetaFn,

@@ -12,6 +12,7 @@
 mod adaptive;
 mod avg;
 mod max;
+mod one_d;
 
 use crate::conv::elem::SharedPtr;
 use crate::iter::{copy_, simd_level, SimdLevel, StructuredOutputs};

@@ -16,6 +16,7 @@
 #[cfg(feature = "cuda")]
 pub(crate) mod cuda;
 mod dist;
+mod distributions;
 mod dropout;
 mod factories;
 mod multinomial;

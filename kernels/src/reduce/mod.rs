@@ -9,6 +9,7 @@
 
 // The reductions beyond sum and mean, one file per operator group.
 mod allany;
+mod aminmax;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod cumsum;

@@ -130,6 +130,7 @@ macro_rules! with_key_type {
 }
 
 // After the macro, so that the submodules see it.
+mod quantiles;
 mod search;
 mod unique;
 

@@ -20,6 +20,7 @@ mod copies;
 mod diagonal;
 mod expand;
 mod permute;
+mod scatter;
 mod slice;
 mod squeeze;
 mod view;
