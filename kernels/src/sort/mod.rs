@@ -13,9 +13,9 @@
 //! the most frequent values and the index of its last occurrence, as PyTorch's CPU kernel does.
 
 use crate::generated::decls::{
-    ArgsortCompositeImplicit, ArgsortStableCompositeImplicit, KthvalueCpu, KthvalueMeta, MedianCpu, MedianDimCpu,
-    MedianDimMeta, MedianMeta, ModeCpu, ModeMeta, SortCompositeImplicit, SortStableCpu, SortStableMeta, TopkCpu,
-    TopkMeta,
+    ArgsortCompositeImplicit, ArgsortStableCompositeImplicit, CummaxCpu, CumminCpu, KthvalueCpu, KthvalueMeta,
+    MedianCpu, MedianDimCpu, MedianDimMeta, MedianMeta, ModeCpu, ModeMeta, SortCompositeImplicit, SortStableCpu,
+    SortStableMeta, TopkCpu, TopkMeta,
 };
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::dtype::{bf16, f16};
@@ -280,6 +280,49 @@ fn reduced_shape(self_: &Tensor, dim: usize, keepdim: bool) -> Vec<i64> {
         s.remove(dim);
     }
     s
+}
+
+/// The running maximum (`max`) or minimum of each row along `dim`, with the index each came
+/// from: a later equal value takes over (as PyTorch's `>=`/`<=`), and a NaN stays once seen.
+fn cum_extreme_typed<T: SortKey>(self_: &Tensor, dim: usize, max: bool) -> Result<(Tensor, Tensor)> {
+    let (data, n) = rows::<T>(self_, dim)?;
+    let mut values = oxten_runtime::error::try_vec_with_capacity(data.len())?;
+    let mut indices = oxten_runtime::error::try_vec_with_capacity(data.len())?;
+    let keep_going = if max { Ordering::Less } else { Ordering::Greater };
+    for row in data.chunks(n.max(1)) {
+        let (mut best, mut at) = (row[0], 0i64);
+        for (i, &x) in row.iter().enumerate() {
+            if x.is_nan() || (!best.is_nan() && x.order(best) != keep_going) {
+                best = x;
+                at = i as i64;
+            }
+            values.push(best);
+            indices.push(at);
+        }
+    }
+    unmove(values, indices, self_, dim, n, false)
+}
+
+fn cum_extreme(self_: &Tensor, dim: i64, max: bool) -> Result<(Tensor, Tensor)> {
+    let d = dim_of(self_, dim)?;
+    if self_.dtype() == DType::Bool {
+        // Compared as bytes, then read back as bool.
+        let (v, i) = cum_extreme(&self_.try_to_dtype(DType::U8)?, dim, max)?;
+        return Ok((v.try_to_dtype(DType::Bool)?, i));
+    }
+    with_key_type!(self_.dtype(), T => cum_extreme_typed::<T>(self_, d, max))
+}
+
+impl CummaxCpu for Cpu {
+    fn cummax(self_: &Tensor, dim: i64) -> Result<(Tensor, Tensor)> {
+        cum_extreme(self_, dim, true)
+    }
+}
+
+impl CumminCpu for Cpu {
+    fn cummin(self_: &Tensor, dim: i64) -> Result<(Tensor, Tensor)> {
+        cum_extreme(self_, dim, false)
+    }
 }
 
 /// One value and index per row of [`rows`] (in its order: `dim` swapped with the last

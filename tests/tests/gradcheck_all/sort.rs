@@ -18,6 +18,8 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         }),
         case("kthvalue", "keepdim", vec![r.distinct(&[3, 5])], |x| Ok(ops::kthvalue::call(&x[0], 2, 1, true)?.0)),
         case("kthvalue", "dim 0", vec![r.distinct(&[4, 3])], |x| Ok(ops::kthvalue::call(&x[0], 3, 0, false)?.0)),
+        case("cummax", "dim 1", vec![r.distinct(&[3, 5])], |x| Ok(ops::cummax::call(&x[0], 1)?.0)),
+        case("cummin", "dim 0", vec![r.distinct(&[4, 3])], |x| Ok(ops::cummin::call(&x[0], 0)?.0)),
         case("median.dim", "", vec![r.distinct(&[3, 5])], |x| Ok(ops::median_dim::call(&x[0], 1, false)?.0)),
         case("median", "", vec![r.distinct(&[3, 4])], |x| ops::median::call(&x[0])),
         case("mode", "distinct values: the smallest", vec![r.distinct(&[3, 4])], |x| {

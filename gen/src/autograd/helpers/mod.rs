@@ -406,6 +406,16 @@ pub fn index_selecting_backward(grad: &Tensor, dim: i64, indices: &Tensor, sizes
     ops::scatter_src::call(&zeros, dim, indices, grad)
 }
 
+/// The gradient of `cummax`/`cummin`: each output's gradient added at the input element it
+/// came from (`indices`), since a running extreme repeats one element.
+pub fn cummaxmin_backward(grad: &Tensor, self_: &Tensor, indices: &Tensor, dim: i64) -> Result<Tensor> {
+    if self_.dim() == 0 || self_.numel() == 0 {
+        return Ok(grad.clone());
+    }
+    let zeros = ops::zeros::call(&self_.sizes(), Some(grad.dtype()), None, Some(grad.device()), None)?;
+    ops::scatter_add::call(&zeros, dim, indices, grad)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Matrix products.
 // ---------------------------------------------------------------------------------------------
