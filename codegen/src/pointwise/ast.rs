@@ -183,6 +183,7 @@ funcs! {
     Rad2deg => "rad2deg", 1, true, "`rad2deg(x)`: radians to degrees, `x * 180 / pi`.";
     Erf => "erf", 1, true, "`erf(x)`: the error function.";
     Erfinv => "erfinv", 1, true, "`erfinv(x)`: the inverse error function (NaN outside [-1, 1]).";
+    Erfc => "erfc", 1, true, "`erfc(x)`: the complementary error function `1 - erf(x)`, accurate where it is tiny.";
     Floor => "floor", 1, false, "`floor(x)`: round toward negative infinity (integers unchanged).";
     Ceil => "ceil", 1, false, "`ceil(x)`: round toward positive infinity (integers unchanged).";
     Round => "round", 1, false, "`round(x)`: round half to even, `torch.round` (integers unchanged).";

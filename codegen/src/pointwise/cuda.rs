@@ -45,6 +45,7 @@ pub fn cuda_fn(func: Func) -> &'static str {
         Func::Rad2deg => "ox_rad2deg",
         Func::Erf => "ox_erf",
         Func::Erfinv => "ox_erfinv",
+        Func::Erfc => "ox_erfc",
         Func::Floor => "ox_floor",
         Func::Ceil => "ox_ceil",
         Func::Round => "ox_round",

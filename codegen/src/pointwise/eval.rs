@@ -105,6 +105,7 @@ fn call(func: Func, v: &[f64]) -> f64 {
         Func::Rad2deg => x * (180.0 / std::f64::consts::PI),
         Func::Erf => erf(x),
         Func::Erfinv => erfinv(x),
+        Func::Erfc => erfc(x),
         Func::Floor => x.floor(),
         Func::Ceil => x.ceil(),
         Func::Round => x.round_ties_even(),
@@ -287,7 +288,21 @@ pub(super) fn erf(x: f64) -> f64 {
         }
         return x * (num + A[3]) / (den + B[3]);
     }
-    let erfc = if y <= 4.0 {
+    let erfc = erfc_tail(y);
+    if x.is_nan() {
+        return x;
+    }
+    let r = (0.5 - erfc) + 0.5;
+    if x < 0.0 {
+        -r
+    } else {
+        r
+    }
+}
+
+/// `erfc(y)` for `y > 0.46875`, relative error below 1e-15 (0 past 26.5, and for NaN).
+fn erfc_tail(y: f64) -> f64 {
+    if y <= 4.0 {
         let mut num = C[8] * y;
         let mut den = y;
         for i in 0..7 {
@@ -307,15 +322,22 @@ pub(super) fn erf(x: f64) -> f64 {
         exp_neg_sq(y) * ((std::f64::consts::FRAC_2_SQRT_PI * 0.5 - r) / y)
     } else {
         0.0
-    };
+    }
+}
+
+/// The complementary error function, accurate where it is tiny.
+fn erfc(x: f64) -> f64 {
     if x.is_nan() {
         return x;
     }
-    let r = (0.5 - erfc) + 0.5;
-    if x < 0.0 {
-        -r
+    if x.abs() <= 0.468_75 {
+        return 1.0 - erf(x);
+    }
+    let t = erfc_tail(x.abs());
+    if x > 0.0 {
+        t
     } else {
-        r
+        2.0 - t
     }
 }
 

@@ -75,6 +75,7 @@
 //! | `deg2rad(x)` `rad2deg(x)` | x · π/180, x · 180/π                            | yes |
 //! | `erf(x)`          | error function                                        | yes |
 //! | `erfinv(x)`       | inverse error function; NaN outside [−1, 1]           | yes |
+//! | `erfc(x)`         | 1 − erf(x), accurate where it is tiny                 | yes |
 //! | `floor(x)` `ceil(x)` `trunc(x)` | rounding; integers are returned unchanged | no |
 //! | `round(x)`        | round half to even (`torch.round`); integers unchanged | no |
 //! | `reciprocal(x)`   | 1 / x                                                 | yes |

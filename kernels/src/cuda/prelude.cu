@@ -88,6 +88,7 @@ OX_F1(ox_log2, log2f, log2)
 OX_F1(ox_log10, log10f, log10)
 OX_F1(ox_exp2, exp2f, exp2)
 OX_F1(ox_erf, erff, erf)
+OX_F1(ox_erfc, erfcf, erfc)
 __device__ __forceinline__ float ox_deg2rad(float x) { return x * 0.017453292519943295f; }
 __device__ __forceinline__ double ox_deg2rad(double x) { return x * 0.017453292519943295; }
 __device__ __forceinline__ float ox_rad2deg(float x) { return x * 57.29577951308232f; }

@@ -455,6 +455,12 @@ pub fn erf<T: Float>(x: T) -> T {
     x.erf()
 }
 
+/// The complementary error function `1 - erf(x)`, accurate where it is tiny.
+#[inline(always)]
+pub fn erfc<T: Float>(x: T) -> T {
+    x.erfc()
+}
+
 /// The inverse error function (see [`erfinv_f64`]).
 #[inline(always)]
 pub fn erfinv<T: Float>(x: T) -> T {

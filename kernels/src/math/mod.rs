@@ -163,6 +163,8 @@ pub trait Float:
     fn exp2(self) -> Self;
     /// The error function.
     fn erf(self) -> Self;
+    /// `1 - erf(self)`, keeping its relative accuracy where it is tiny (computed in f64).
+    fn erfc(self) -> Self;
     /// The inverse error function (NaN outside `[-1, 1]`, ±inf at ±1).
     fn erfinv(self) -> Self;
     /// `sqrt(self² + rhs²)` without undue overflow or underflow.
@@ -393,6 +395,10 @@ macro_rules! impl_float {
             #[inline(always)]
             fn erfinv(self) -> Self {
                 erfinv_f64(self as f64) as $t
+            }
+            #[inline(always)]
+            fn erfc(self) -> Self {
+                erfc_f64(self as f64) as $t
             }
             #[inline(always)]
             fn hypot(self, rhs: Self) -> Self {

@@ -431,6 +431,24 @@ fn erfc_tail(y: f64) -> f64 {
     }
 }
 
+/// The complementary error function in `f64`, `1 - erf(x)` with its relative accuracy kept in
+/// the tails (Cody's outer ranges for `|x| > 0.46875`).
+pub fn erfc_f64(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    let y = x.abs();
+    if y <= 0.468_75 {
+        return 1.0 - erf_f64(x);
+    }
+    let t = erfc_tail(y);
+    if x > 0.0 {
+        t
+    } else {
+        2.0 - t
+    }
+}
+
 /// The inverse error function in `f64`: `erfinv(erf(x)) == x`.
 ///
 /// M. Giles' single-precision approximation (a polynomial in `w = -ln(1 - y²)`, two ranges)

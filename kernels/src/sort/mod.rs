@@ -335,16 +335,17 @@ fn picked_rows<T: SortKey>(
     keepdim: bool,
 ) -> Result<(Tensor, Tensor)> {
     let shape = moved_shape(self_, dim, 1);
+    let reduced = reduced_shape(self_, dim, keepdim);
     let back = |t: Tensor| -> Result<Tensor> {
         if self_.dim() == 0 {
             return Ok(t);
         }
-        let t = t.try_transpose(dim as i64, -1)?.try_contiguous()?;
-        if keepdim {
-            Ok(t)
-        } else {
-            t.try_squeeze_dim(dim as i64)
-        }
+        // Copied into a fresh tensor so the strides are the contiguous ones PyTorch reports
+        // (a transposed view with a size-1 dim counts as contiguous but keeps odd strides).
+        let t = t.try_transpose(dim as i64, -1)?.try_reshape(&reduced)?;
+        let out = Tensor::empty(&reduced, t.dtype(), Device::Cpu, MemoryFormat::Contiguous)?;
+        out.try_copy_(&t)?;
+        Ok(out)
     };
     Ok((back(Tensor::from_vec(values, &shape)?)?, back(Tensor::from_vec(indices, &shape)?)?))
 }
