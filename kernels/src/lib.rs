@@ -49,14 +49,15 @@ pub mod generated {
     pub mod decls {
         include!(concat!(env!("OUT_DIR"), "/decls.rs"));
     }
-    /// Meta functions and CPU impls of `pointwise:` operators.
-    #[allow(clippy::too_many_arguments, clippy::needless_lifetimes)]
+    /// Meta functions and CPU impls of `pointwise:` operators. The expressions' literals come
+    /// from the YAML as written (`1.4426950408889634`), hence `approx_constant`.
+    #[allow(clippy::too_many_arguments, clippy::needless_lifetimes, clippy::approx_constant)]
     pub mod pointwise {
         include!(concat!(env!("OUT_DIR"), "/pointwise.rs"));
     }
     /// CUDA impls of `pointwise:` operators.
     #[cfg(feature = "cuda")]
-    #[allow(clippy::too_many_arguments, clippy::needless_lifetimes)]
+    #[allow(clippy::too_many_arguments, clippy::needless_lifetimes, clippy::approx_constant)]
     pub mod pointwise_cuda {
         include!(concat!(env!("OUT_DIR"), "/pointwise_cuda.rs"));
     }

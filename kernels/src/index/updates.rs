@@ -83,7 +83,7 @@ fn shaped_like(result: Tensor, self_: &Tensor) -> Result<Tensor> {
 impl IndexAddCompositeImplicit for Composite {
     fn index_add(self_: &Tensor, dim: i64, index: &Tensor, source: &Tensor, alpha: Scalar) -> Result<Tensor> {
         let (x, d, idx) = prepare("index_add_", self_, dim, index)?;
-        let src = source_for("index_add_", self_, &x, d, idx.numel() as i64, source)?;
+        let src = source_for("index_add_", self_, &x, d, idx.numel(), source)?;
         let src = if alpha.to_f64() == 1.0 && !alpha.is_bool() { src } else { ops::mul_scalar::call(&src, alpha)? };
         shaped_like(ops::index_put::call(&x, &along(d, idx), &src, true)?, self_)
     }
@@ -98,7 +98,7 @@ impl IndexCopyCompositeImplicit for Composite {
             )));
         }
         let (x, d, idx) = prepare("index_copy_", self_, dim, index)?;
-        let src = source_for("index_copy_", self_, &x, d, idx.numel() as i64, source)?;
+        let src = source_for("index_copy_", self_, &x, d, idx.numel(), source)?;
         shaped_like(ops::index_put::call(&x, &along(d, idx), &src, false)?, self_)
     }
 }
@@ -161,7 +161,7 @@ impl MaskedScatterCompositeImplicit for Composite {
         let m = mask.try_expand(&shape)?;
         let count = ops::cumsum::call(&ops::reshape::call(&m, &[-1])?, 0, Some(DType::I64))?;
         let needed = if count.numel() == 0 { 0 } else { count.try_select(0, -1)?.item::<i64>()? };
-        if needed > source.numel() as i64 {
+        if needed > source.numel() {
             return Err(Error::runtime(
                 "masked_scatter: expected source to have at least as many elements as ones in mask",
             ));

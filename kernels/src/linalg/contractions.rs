@@ -21,7 +21,7 @@ impl AddmvCompositeImplicit for Composite {
             )));
         }
         let (m, k) = (mat.sizes()[0], mat.sizes()[1]);
-        if k != vec.sizes()[0] || (self_.numel() as i64 != m && self_.numel() != 1) {
+        if k != vec.sizes()[0] || (self_.numel() != m && self_.numel() != 1) {
             return Err(Error::runtime(format!(
                 "size mismatch, got input ({}), mat ({m}x{k}), vec ({})",
                 if self_.dim() == 0 { 1 } else { self_.sizes()[0] },

@@ -219,7 +219,7 @@ impl TakeCompositeImplicit for Composite {
                 crate::iter::scalar_type_name(index.dtype())
             )));
         }
-        let n = self_.numel() as i64;
+        let n = self_.numel();
         if n == 0 && index.numel() > 0 {
             return Err(Error::index("take(): tried to take from an empty tensor"));
         }
@@ -241,7 +241,7 @@ impl TakeAlongDimCompositeImplicit for Composite {
         }
         let Some(dim) = dim else {
             let flat = ops::reshape::call(self_, &[-1])?;
-            let idx = wrap_negative(&ops::reshape::call(indices, &[-1])?, self_.numel() as i64)?;
+            let idx = wrap_negative(&ops::reshape::call(indices, &[-1])?, self_.numel())?;
             return ops::gather::call(&flat, 0, &idx, false);
         };
         if self_.dim() != indices.dim() {

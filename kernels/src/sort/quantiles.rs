@@ -130,7 +130,7 @@ fn quantile_impl(
         let shape = {
             let mut s = has_nan.sizes().to_vec();
             let len = s.len();
-            s[len - 1] = qs.numel() as i64;
+            s[len - 1] = qs.numel();
             s
         };
         let ranks = ranks.try_expand(&shape)?;
@@ -188,7 +188,7 @@ fn quantile_impl(
         match d {
             None => {
                 let mut shape: Vec<i64> = result.sizes()[..lead as usize].to_vec();
-                shape.extend(std::iter::repeat(1).take(self_.dim()));
+                shape.extend(std::iter::repeat_n(1, self_.dim()));
                 result = ops::reshape::call(&result, &shape)?;
             }
             Some(d) if self_.dim() > 0 => result = result.try_unsqueeze(lead + d as i64)?,

@@ -273,7 +273,7 @@ pub fn as_strided_backward(grad: &Tensor, base: &Geometry, view: &Geometry) -> R
     // A base that overlaps itself shares each storage element's gradient among the elements
     // that alias it, as PyTorch's as_strided_backward divides by the count.
     let at = storage_positions(n, &base.sizes, &base.strides, base.offset - lo, g.device())?;
-    let ones = ops::ones::call(&[at.numel() as i64], Some(g.dtype()), None, Some(g.device()), None)?;
+    let ones = ops::ones::call(&[at.numel()], Some(g.dtype()), None, Some(g.device()), None)?;
     let count = ops::index_put::call(&utils::zeros(&[n], g.dtype(), g.device())?, &[Some(at)], &ones, true)?;
     grad.try_div(&ops::as_strided::call(&count, &base.sizes, &base.strides, Some(base.offset - lo))?)
 }
