@@ -301,7 +301,22 @@ def resolve_one(base, overloads, args, kwargs):
             b = bind(op._schema, form, kwargs)
             if b is not None:
                 return op, base if name == "default" else f"{base}.{name}", b
+        b = method_bind(op._schema, args, kwargs)
+        if b is not None:
+            return op, base if name == "default" else f"{base}.{name}", b
     return None
+
+
+def method_bind(schema, args, kwargs):
+    """The call bound as the Tensor method (`x.polygamma(n)`): where `self` is not the schema's
+    first argument (`polygamma(int n, Tensor self)`), the sample's tensor is `self` and the
+    other arguments fill the remaining positions in order."""
+    names = [a.name for a in schema.arguments]
+    if not args or "self" not in names or names[0] == "self" or "self" in kwargs:
+        return None
+    if not isinstance(args[0], torch.Tensor):
+        return None
+    return bind(schema, list(args[1:]), {**kwargs, "self": args[0]})
 
 
 def encode(rec, v, memo, grad_inputs=None):

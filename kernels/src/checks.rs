@@ -4,8 +4,9 @@ use crate::generated::decls::{
     AddcdivCheck, AddcmulCheck, CeilCheck, DivTruncCheck, DivTruncScalarCheck, FloorCheck, FloorDivideCheck,
     FloorDivideScalarCheck, FracCheck, HeavisideCheck, HypotCheck, IntegerDivisionCheck, IntegerDivisionScalarCheck,
     LerpScalarCheck, LerpTensorCheck, Logaddexp2Check, LogaddexpCheck, LshiftCheck, LshiftScalarCheck, NegCheck,
-    ReluCheck, RoundCheck, RoundDecimalsCheck, RshiftCheck, RshiftScalarCheck, ScalarIntegerDivisionCheck,
-    ScalarLshiftCheck, ScalarRshiftCheck, SiluCheck, SubCheck, SubScalarCheck, TruncCheck,
+    PolygammaCheck, PowCheck, ReluCheck, RoundCheck, RoundDecimalsCheck, RshiftCheck, RshiftScalarCheck,
+    ScalarIntegerDivisionCheck, ScalarLshiftCheck, ScalarPowCheck, ScalarRshiftCheck, SiluCheck, SubCheck,
+    SubScalarCheck, TruncCheck,
 };
 use crate::logical::promote::{result_type, Arg};
 use crate::nn::{floating_only, not_implemented};
@@ -165,6 +166,36 @@ fn no_integer_zero_divisor(common: DType, divisor: &Tensor) -> Result<()> {
 impl IntegerDivisionCheck for Meta {
     fn integer_division_check(self_: &Tensor, other: &Tensor) -> Result<()> {
         no_integer_zero_divisor(common2(self_, other), other)
+    }
+}
+
+/// `pow` has no bool kernel: a bool common dtype is PyTorch's "not implemented" error (a bool
+/// exponent with an integer base is fine: the common dtype is then the integer one).
+fn no_bool_pow(common: DType) -> Result<()> {
+    if common == DType::Bool {
+        return Err(not_implemented("pow", common));
+    }
+    Ok(())
+}
+
+impl PolygammaCheck for Meta {
+    fn polygamma_check(n: i64, _self: &Tensor) -> Result<()> {
+        if n < 0 {
+            return Err(Error::value("polygamma(n, x) does not support negative n."));
+        }
+        Ok(())
+    }
+}
+
+impl PowCheck for Meta {
+    fn pow_check(self_: &Tensor, exponent: &Tensor) -> Result<()> {
+        no_bool_pow(common2(self_, exponent))
+    }
+}
+
+impl ScalarPowCheck for Meta {
+    fn scalar_pow_check(self_: Scalar, exponent: &Tensor) -> Result<()> {
+        no_bool_pow(result_type(&[Arg::Scalar(self_), Arg::Tensor(exponent)]))
     }
 }
 

@@ -1,6 +1,6 @@
 //! Checks and names shared by kernels (generated and hand-written).
 
-use oxten_runtime::{DType, Error, Result, Scalar, Tensor};
+use oxten_runtime::{DType, Error, MemoryFormat, Result, Scalar, Tensor};
 
 /// PyTorch's `alpha_check`: a boolean `alpha` only for boolean results, and no floating `alpha`
 /// for integral (or boolean) results.
@@ -73,6 +73,15 @@ pub fn item_scalar(t: &Tensor) -> Result<Scalar> {
         d if d.is_floating_point() => Scalar::Float(to_dtype(t, DType::F64)?.to_vec::<f64>()?[0]),
         _ => Scalar::Int(to_dtype(t, DType::I64)?.to_vec::<i64>()?[0]),
     })
+}
+
+/// `at::native::resize_output` for the non-structured `out=` overloads: an `out` of another shape
+/// is resized (contiguous); one of the right shape keeps its strides.
+pub(crate) fn resize_output(out: &Tensor, shape: &[i64]) -> Result<()> {
+    if out.sizes() != shape {
+        out.resize_(shape, MemoryFormat::Contiguous)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

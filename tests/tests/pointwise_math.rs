@@ -376,6 +376,26 @@ fn heaviside_backward_is_not_implemented() -> Result<()> {
     Ok(())
 }
 
+/// `special_zeta`'s derivative in its first argument is not implemented (as in PyTorch): backward
+/// through it fails and names the operator; the gradient in `other` works, and
+/// `d/dq ζ(2, q) = -2 ζ(3, q)`, so at `q = 1` it is `-2 ζ(3)`.
+#[test]
+fn special_zeta_backward_in_self_is_not_implemented() -> Result<()> {
+    let s = Tensor::from_vec(vec![2.0f64], &[1])?.requires_grad_(true);
+    let q = Tensor::from_vec(vec![1.0f64], &[1])?.requires_grad_(true);
+    let y = ops::special_zeta::call(&s, &q)?;
+    assert!((y.to_f64_vec()?[0] - std::f64::consts::PI.powi(2) / 6.0).abs() < 1e-15);
+    let err = y.try_sum()?.try_backward().unwrap_err();
+    assert!(err.to_string().contains("special_zeta"), "{err}");
+    let y = ops::special_zeta::call(&s.detach(), &q)?;
+    let g = oxten::autograd::grad(&[y.try_sum()?], std::slice::from_ref(&q))?;
+    let apery = 1.202_056_903_159_594_3;
+    assert!((g[0].as_ref().unwrap().to_f64_vec()?[0] + 2.0 * apery).abs() < 1e-12);
+    let y = ops::special_zeta_other_scalar::call(&s, Scalar::Float(1.0))?;
+    assert!(y.try_sum()?.try_backward().is_err());
+    Ok(())
+}
+
 /// `rrelu` in training draws one slope per negative element from `U(lower, upper)` (seeded by
 /// the generator), keeps the positive ones, and its gradient is that slope.
 #[test]

@@ -70,6 +70,7 @@ fn block(d: &Derivative, f: &ForwardFormula, sig: &OpSig, nret: usize) -> String
         ForwardKind::ElementWise { formula } => {
             let bf = &d.formulas[*formula];
             let input = &d.inputs[0];
+            let mut tangents = 0;
             for local in &bf.locals {
                 let init = match d.bindings.get(local) {
                     Some(Binding::Grad) => tangent_expr(&input.ident, TensorArg::One),
@@ -106,7 +107,17 @@ fn block(d: &Derivative, f: &ForwardFormula, sig: &OpSig, nret: usize) -> String
                     }
                     None => continue,
                 };
-                lets.push(format!("let {local} = {init};"));
+                // Tangents first: a later `let` may shadow the input's identifier with its owned
+                // primal (the input is `exponent`, not `self`, and the formula reads both).
+                let is_tangent =
+                    matches!(d.bindings.get(local), Some(Binding::Grad | Binding::Grads | Binding::GradOf(_)));
+                let line = format!("let {local} = {init};");
+                if is_tangent {
+                    lets.insert(tangents, line);
+                    tangents += 1;
+                } else {
+                    lets.push(line);
+                }
             }
             bf.code.clone()
         }

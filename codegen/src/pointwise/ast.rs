@@ -184,6 +184,14 @@ funcs! {
     Erf => "erf", 1, true, "`erf(x)`: the error function.";
     Erfinv => "erfinv", 1, true, "`erfinv(x)`: the inverse error function (NaN outside [-1, 1]).";
     Erfc => "erfc", 1, true, "`erfc(x)`: the complementary error function `1 - erf(x)`, accurate where it is tiny.";
+    Lgamma => "lgamma", 1, true, "`lgamma(x)`: `ln |Γ(x)|` (+inf at 0 and the negative integers).";
+    Digamma => "digamma", 1, true, "`digamma(x)`: `Γ'(x) / Γ(x)` (∓inf at ±0, NaN at the negative integers).";
+    Polygamma => "polygamma", 2, true, "`polygamma(n, x)`: the `n`-th derivative of `digamma` (NaN for a negative `n`).";
+    Zeta => "zeta", 2, true, "`zeta(x, q)`: the Hurwitz zeta function `Σ_k (k + q)^-x`.";
+    I0 => "i0", 1, true, "`i0(x)`: the modified Bessel function of the first kind of order 0.";
+    I0e => "i0e", 1, true, "`i0e(x)`: `exp(-|x|) * i0(x)`, finite where `i0` overflows.";
+    I1 => "i1", 1, true, "`i1(x)`: the modified Bessel function of the first kind of order 1.";
+    I1e => "i1e", 1, true, "`i1e(x)`: `exp(-|x|) * i1(x)`.";
     Floor => "floor", 1, false, "`floor(x)`: round toward negative infinity (integers unchanged).";
     Ceil => "ceil", 1, false, "`ceil(x)`: round toward positive infinity (integers unchanged).";
     Round => "round", 1, false, "`round(x)`: round half to even, `torch.round` (integers unchanged).";
@@ -195,7 +203,7 @@ funcs! {
     GeluTanh => "gelu_tanh", 1, true, "`gelu_tanh(x)`: tanh-approximated GELU.";
     Silu => "silu", 1, true, "`silu(x)`: `x * sigmoid(x)`.";
     Softplus => "softplus", 1, true, "`softplus(x)`: `log1p(exp(x))`, or `x` when `x > 20`.";
-    Pow => "pow", 2, true, "`pow(a, b)`: a to the power b.";
+    Pow => "pow", 2, false, "`pow(a, b)`: a to the power b (integers: repeated squaring; a negative power gives 1, ±1 or 0).";
     Min => "min", 2, false, "`min(a, b)`: `torch.minimum` (NaN propagates).";
     Max => "max", 2, false, "`max(a, b)`: `torch.maximum` (NaN propagates).";
     Clamp => "clamp", 3, false, "`clamp(x, lo, hi)`: `min(max(x, lo), hi)` (NaN propagates).";

@@ -76,6 +76,11 @@
 //! | `erf(x)`          | error function                                        | yes |
 //! | `erfinv(x)`       | inverse error function; NaN outside [−1, 1]           | yes |
 //! | `erfc(x)`         | 1 − erf(x), accurate where it is tiny                 | yes |
+//! | `lgamma(x)` `digamma(x)` | ln \|Γ(x)\| and Γ′(x)/Γ(x) (PyTorch's values at poles) | yes |
+//! | `polygamma(n, x)` | the n-th derivative of digamma                        | yes |
+//! | `zeta(x, q)`      | the Hurwitz zeta function Σₖ (k + q)^−x               | yes |
+//! | `i0(x)` `i1(x)`   | modified Bessel functions of the first kind, orders 0 and 1 | yes |
+//! | `i0e(x)` `i1e(x)` | e^−\|x\| · i0(x), e^−\|x\| · i1(x)                    | yes |
 //! | `floor(x)` `ceil(x)` `trunc(x)` | rounding; integers are returned unchanged | no |
 //! | `round(x)`        | round half to even (`torch.round`); integers unchanged | no |
 //! | `reciprocal(x)`   | 1 / x                                                 | yes |
@@ -85,7 +90,7 @@
 //! | `gelu_tanh(x)`    | x/2 · (1 + tanh(√(2/π) · (x + 0.044715 x³)))          | yes |
 //! | `silu(x)`         | x · sigmoid(x)                                        | yes |
 //! | `softplus(x)`     | log(1 + e^x), or x when x > 20 (beta 1, threshold 20) | yes |
-//! | `pow(a, b)`       | a^b                                                   | yes |
+//! | `pow(a, b)`       | a^b; integers by repeated squaring (wrapping), a negative power giving 1 for 1, ±1 for −1, else 0 | no |
 //! | `atan2(a, b)`     | four-quadrant arctangent of a/b                       | yes |
 //! | `hypot(a, b)`     | √(a² + b²) without needless overflow                  | yes |
 //! | `min(a, b)`       | `torch.minimum`: smaller value, NaN if either is NaN  | no  |

@@ -89,6 +89,162 @@ OX_F1(ox_log10, log10f, log10)
 OX_F1(ox_exp2, exp2f, exp2)
 OX_F1(ox_erf, erff, erf)
 OX_F1(ox_erfc, erfcf, erfc)
+OX_F1(ox_lgamma, lgammaf, lgamma)
+// Special functions without a CUDA math-library counterpart: oxten-special's algorithms, in
+// double for both float and double (as the CPU kernels compute them).
+__device__ double ox_digamma_d(double x) {
+  const double PI = 3.141592653589793238;
+  if (x == 0.0) return copysign(1.0 / 0.0, -x);
+  double result = 0.0;
+  if (x < 0.0) {
+    if (x == trunc(x)) return 0.0 / 0.0;
+    double r = x - trunc(x);
+    result = -PI / tan(PI * r);
+    x = 1.0 - x;
+  }
+  if (isnan(x)) return x;
+  while (x < 10.0) { result -= 1.0 / x; x += 1.0; }
+  if (x == 10.0) return result + 2.25175258906672110764;
+  const double B[7] = {8.33333333333333333333e-2, -2.10927960927960927961e-2, 7.57575757575757575758e-3,
+                       -4.16666666666666666667e-3, 3.96825396825396825397e-3, -8.33333333333333333333e-3,
+                       8.33333333333333333333e-2};
+  double y = 0.0;
+  if (x < 1.0e17) {
+    double z = 1.0 / (x * x), acc = 0.0;
+    for (int i = 0; i < 7; i++) acc = acc * z + B[i];
+    y = acc * z;
+  }
+  return result + log(x) - 0.5 / x - y;
+}
+__device__ double ox_trigamma_d(double x) {
+  const double PI = 3.141592653589793238;
+  double sign = 1.0, result = 0.0;
+  if (x < 0.5) {
+    sign = -1.0;
+    double s = sin(PI * x);
+    result -= PI * PI / (s * s);
+    x = 1.0 - x;
+  }
+  for (int i = 0; i < 6; i++) { result += 1.0 / (x * x); x += 1.0; }
+  double ixx = 1.0 / (x * x);
+  result += (1.0 + 1.0 / (2.0 * x) + ixx * (1.0 / 6.0 - ixx * (1.0 / 30.0 - ixx * (1.0 / 42.0)))) / x;
+  return sign * result;
+}
+__device__ double ox_zeta_d(double x, double q) {
+  const double EPS = 1.11e-16;
+  const double A[12] = {12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1.8924375803183792e9, 7.47242496e10,
+                        -2.950130727918164e12, 1.1646782814350067e14, -4.597978722407473e15,
+                        1.8152105401943546e17, -7.166165256175667e18};
+  if (x == 1.0) return 1.0 / 0.0;
+  if (x < 1.0 || isnan(x) || isnan(q)) return 0.0 / 0.0;
+  if (q <= 0.0) {
+    if (q == floor(q)) return 1.0 / 0.0;
+    if (x != floor(x)) return 0.0 / 0.0;
+  }
+  double s = pow(q, -x), a = q, b = 0.0;
+  int i = 0;
+  while (i < 9 || a <= 9.0) {
+    i++;
+    a += 1.0;
+    b = pow(a, -x);
+    s += b;
+    if (fabs(b / s) < EPS) return s;
+  }
+  double w = a;
+  s += b * w / (x - 1.0);
+  s -= 0.5 * b;
+  a = 1.0;
+  double k = 0.0;
+  for (int j = 0; j < 12; j++) {
+    a *= x + k;
+    b /= w;
+    double t = a * b / A[j];
+    s += t;
+    if (fabs(t / s) < EPS) return s;
+    k += 1.0;
+    a *= x + k;
+    b /= w;
+    k += 1.0;
+  }
+  return s;
+}
+__device__ double ox_polygamma_d(double n, double x) {
+  if (n == 0.0) return ox_digamma_d(x);
+  if (n == 1.0) return ox_trigamma_d(x);
+  if (!(n > 0.0) || n != trunc(n)) return 0.0 / 0.0;
+  double sign = fmod(n, 2.0) == 1.0 ? 1.0 : -1.0;
+  return sign * exp(lgamma(n + 1.0)) * ox_zeta_d(n + 1.0, x);
+}
+// I_nu(x) / (x/2)^nu by its power series, and sqrt(2 pi x) e^-x I_nu(x) asymptotically (nu 0 or 1).
+__device__ double ox_bessel_series_d(double x, double nu) {
+  double q = x * x / 4.0, term = 1.0, sum = 1.0, k = 0.0;
+  for (;;) {
+    k += 1.0;
+    term *= q / (k * (k + nu));
+    sum += term;
+    if (term < sum * 1e-17) return sum;
+  }
+}
+__device__ double ox_bessel_asymptotic_d(double ax, double nu) {
+  double mu = 4.0 * nu * nu, term = 1.0, sum = 1.0, k = 1.0;
+  for (;;) {
+    double next = -term * (mu - (2.0 * k - 1.0) * (2.0 * k - 1.0)) / (8.0 * k * ax);
+    if (fabs(next) >= fabs(term) || fabs(next) < fabs(sum) * 1e-17) return sum + next;
+    term = next;
+    sum += term;
+    k += 1.0;
+  }
+}
+__device__ double ox_bessel_d(double x, double nu, bool scaled) {
+  const double TWO_PI = 6.283185307179586;
+  double ax = fabs(x);
+  if (isnan(ax)) return x;
+  if (isinf(ax)) return scaled ? copysign(0.0, nu == 0.0 ? 1.0 : x) : (nu == 0.0 ? ax : x);
+  double v;
+  if (ax <= 20.0) {
+    v = ox_bessel_series_d(ax, nu) * (nu == 0.0 ? 1.0 : 0.5 * ax);
+    if (scaled) v *= exp(-ax);
+  } else {
+    v = ox_bessel_asymptotic_d(ax, nu) / sqrt(TWO_PI * ax);
+    if (!scaled) {
+      double half = exp(0.5 * ax);
+      v = v * half * half;
+    }
+  }
+  return nu == 0.0 ? v : copysign(v, x);
+}
+#define OX_SPECIAL1(name, expr)                                                              \
+  __device__ __forceinline__ float name(float x) { double d = (double)x; return (float)(expr); } \
+  __device__ __forceinline__ double name(double x) { double d = x; return (expr); }
+#define OX_SPECIAL2(name, expr)                                                                   \
+  __device__ __forceinline__ float name(float a, float b) {                                       \
+    double da = (double)a, db = (double)b;                                                        \
+    return (float)(expr);                                                                         \
+  }                                                                                               \
+  __device__ __forceinline__ double name(double a, double b) { double da = a, db = b; return (expr); }
+OX_SPECIAL1(ox_digamma, ox_digamma_d(d))
+OX_SPECIAL1(ox_i0, ox_bessel_d(d, 0.0, false))
+OX_SPECIAL1(ox_i0e, ox_bessel_d(d, 0.0, true))
+OX_SPECIAL1(ox_i1, ox_bessel_d(d, 1.0, false))
+OX_SPECIAL1(ox_i1e, ox_bessel_d(d, 1.0, true))
+// float trigamma in float arithmetic, as PyTorch (its value near the poles depends on it).
+__device__ __forceinline__ float ox_polygamma(float n, float x) {
+  if (n != 1.0f) return (float)ox_polygamma_d((double)n, (double)x);
+  const float PI = 3.14159265358979323846f;
+  float sign = 1.0f, result = 0.0f;
+  if (x < 0.5f) {
+    sign = -1.0f;
+    float s = sinf(PI * x);
+    result -= PI * PI / (s * s);
+    x = 1.0f - x;
+  }
+  for (int i = 0; i < 6; i++) { result += 1.0f / (x * x); x += 1.0f; }
+  float ixx = 1.0f / (x * x);
+  result += (1.0f + 1.0f / (2.0f * x) + ixx * (1.0f / 6.0f - ixx * (1.0f / 30.0f - ixx * (1.0f / 42.0f)))) / x;
+  return sign * result;
+}
+__device__ __forceinline__ double ox_polygamma(double n, double x) { return ox_polygamma_d(n, x); }
+OX_SPECIAL2(ox_zeta, ox_zeta_d(da, db))
 __device__ __forceinline__ float ox_deg2rad(float x) { return x * 0.017453292519943295f; }
 __device__ __forceinline__ double ox_deg2rad(double x) { return x * 0.017453292519943295; }
 __device__ __forceinline__ float ox_rad2deg(float x) { return x * 57.29577951308232f; }
@@ -169,6 +325,18 @@ template <class T> __device__ __forceinline__ T ox_shr(T a, T b) {
   const long long bits = sizeof(T) * 8, s = (long long)b;
   if (s < 0 || s >= bits) return a < T(0) ? T(-1) : T(0);
   return T(a >> s);
+}
+// Integer powers as PyTorch's `powi`: squaring in unsigned 64-bit arithmetic (wrapping, never
+// signed-overflow UB), and a negative power gives 1 for 1, ±1 for -1 by parity, else 0.
+template <class T> __device__ __forceinline__ T ox_pow(T a, T b) {
+  if (b < T(0)) return a == T(1) ? T(1) : (a == T(-1) ? ((b % T(2)) == T(0) ? T(1) : T(-1)) : T(0));
+  unsigned long long base = (unsigned long long)(long long)a, e = (unsigned long long)(long long)b, r = 1;
+  while (e) {
+    if (e & 1ull) r *= base;
+    e >>= 1;
+    base *= base;
+  }
+  return T((long long)r);
 }
 __device__ __forceinline__ float ox_pow(float a, float b) { return powf(a, b); }
 __device__ __forceinline__ double ox_pow(double a, double b) { return pow(a, b); }

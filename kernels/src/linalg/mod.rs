@@ -32,7 +32,7 @@ mod vector;
 
 use crate::iter::{copy_, get_overlap_status, has_internal_overlap, MemOverlap, MemOverlapStatus};
 use engine::{Dims, Operand};
-use oxten_runtime::{DType, Error, MemoryFormat, Result, Scalar, Tensor};
+use oxten_runtime::{DType, Error, Result, Scalar, Tensor};
 
 /// `TORCH_CHECK(t.dim() == 2, "<name> must be a matrix, got <n>-D tensor")`.
 fn check_matrix(name: &str, t: &Tensor) -> Result<()> {
@@ -42,16 +42,7 @@ fn check_matrix(name: &str, t: &Tensor) -> Result<()> {
     Ok(())
 }
 
-use crate::support::not_implemented;
-
-/// PyTorch's `resize_output` for the non-structured `out=` overloads: resized (contiguous) only
-/// when the sizes differ, so an `out` of the right size keeps its strides.
-fn resize_output(out: &Tensor, sizes: &[i64]) -> Result<()> {
-    if out.sizes() != sizes {
-        out.resize_(sizes, MemoryFormat::Contiguous)?;
-    }
-    Ok(())
-}
+use crate::support::{not_implemented, resize_output};
 
 /// Whether `s`, converted to `dtype` as PyTorch converts scalars, is zero.
 fn scalar_is_zero(dtype: DType, s: Scalar) -> bool {

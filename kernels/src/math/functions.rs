@@ -519,14 +519,67 @@ pub fn softplus<T: Float>(x: T) -> T {
     where_(x > T::from_f64(20.0), x, soft)
 }
 
-/// `a ^ b`.
+/// `a ^ b`: `powf` for floats, PyTorch's integer power for integers (see
+/// [`Element::pow_value`]).
 #[inline(always)]
-pub fn pow<T: Float>(a: T, b: T) -> T {
-    a.powf(b)
+pub fn pow<T: Element>(a: T, b: T) -> T {
+    a.pow_value(b)
 }
 
 /// Four-quadrant arctangent of `a / b`.
 #[inline(always)]
 pub fn atan2<T: Float>(a: T, b: T) -> T {
     a.atan2(b)
+}
+
+/// `ln |Γ(x)|` (computed in `f64`; see [`oxten_special::lgamma`]).
+#[inline]
+pub fn lgamma<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::lgamma(x.to_f64()))
+}
+
+/// The digamma function `Γ'(x) / Γ(x)` (in `f64`; see [`oxten_special::digamma`]).
+#[inline]
+pub fn digamma<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::digamma(x.to_f64()))
+}
+
+/// The `n`-th derivative of the digamma function (in `f64`; see [`oxten_special::polygamma`]).
+#[inline]
+pub fn polygamma<T: Float>(n: T, x: T) -> T {
+    if n.to_f64() == 1.0 && std::mem::size_of::<T>() == 4 {
+        // PyTorch's single-precision trigamma (its value near the poles depends on it).
+        return T::from_f64(oxten_special::trigamma_f32(x.to_f64() as f32) as f64);
+    }
+    T::from_f64(oxten_special::polygamma(n.to_f64(), x.to_f64()))
+}
+
+/// The Hurwitz zeta function `Σ_k (k + q)^-x` (in `f64`; see [`oxten_special::zeta`]).
+#[inline]
+pub fn zeta<T: Float>(x: T, q: T) -> T {
+    T::from_f64(oxten_special::zeta(x.to_f64(), q.to_f64()))
+}
+
+/// `I₀(x)`, the modified Bessel function of the first kind of order 0 (in `f64`).
+#[inline]
+pub fn i0<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::i0(x.to_f64()))
+}
+
+/// `e^-|x| I₀(x)` (in `f64`).
+#[inline]
+pub fn i0e<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::i0e(x.to_f64()))
+}
+
+/// `I₁(x)`, the modified Bessel function of the first kind of order 1 (in `f64`).
+#[inline]
+pub fn i1<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::i1(x.to_f64()))
+}
+
+/// `e^-|x| I₁(x)` (in `f64`).
+#[inline]
+pub fn i1e<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::i1e(x.to_f64()))
 }

@@ -106,6 +106,10 @@ pub trait Element: Copy + Send + Sync + 'static + PartialOrd {
     /// agrees with `remainder`, a zero quotient keeps the sign of `self / rhs`, and a zero
     /// divisor gives `self / rhs` (±inf or NaN). Integers: 0 for a zero divisor.
     fn div_floor(self, rhs: Self) -> Self;
+    /// `self` to the power `rhs`. Floats: `powf`. Integers: repeated squaring, wrapping on
+    /// overflow; a negative power gives 1 for a base of 1, ±1 for -1 (by the power's parity)
+    /// and 0 otherwise, as PyTorch's integer `pow`.
+    fn pow_value(self, rhs: Self) -> Self;
 }
 
 /// A floating-point compute type (`f32`, `f64`).
@@ -304,6 +308,10 @@ macro_rules! impl_float {
                 } else {
                     q
                 }
+            }
+            #[inline(always)]
+            fn pow_value(self, rhs: Self) -> Self {
+                $t::powf(self, rhs)
             }
         }
 
@@ -557,6 +565,33 @@ macro_rules! impl_int {
                 } else {
                     q
                 }
+            }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn pow_value(self, rhs: Self) -> Self {
+                if rhs < 0 {
+                    let minus_one = (0 as $t).wrapping_sub(1);
+                    return if self == 1 {
+                        1
+                    } else if self == minus_one {
+                        if rhs % 2 == 0 {
+                            1
+                        } else {
+                            minus_one
+                        }
+                    } else {
+                        0
+                    };
+                }
+                let (mut base, mut e, mut result) = (self, rhs, 1 as $t);
+                while e != 0 {
+                    if e & 1 == 1 {
+                        result = result.wrapping_mul(base);
+                    }
+                    e >>= 1;
+                    base = base.wrapping_mul(base);
+                }
+                result
             }
         }
     };

@@ -15,8 +15,10 @@
 mod composites;
 #[cfg(feature = "cuda")]
 mod cuda;
+mod float_power;
 mod frexp;
 mod real_aliases;
+mod special;
 use crate::generated::decls::{
     ClampOutCpu, ClampOutMetaFn, GeluOutCpu, GeluOutMetaFn, PowTensorScalarOutCpu, PowTensorScalarOutMetaFn,
 };

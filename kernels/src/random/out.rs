@@ -21,6 +21,7 @@ use crate::generated::decls::{
     RandnOutCompositeExplicit, RandpermGeneratorOutCpu, RandpermGeneratorOutMeta, RandpermOutCompositeExplicit,
 };
 use crate::iter::{copy_, infer_size};
+use crate::support::resize_output;
 use oxten_runtime::autograd::is_grad_enabled;
 use oxten_runtime::{ops, DType, Device, Error, Generator, Layout, MemoryFormat, Result, Scalar, Tensor};
 
@@ -45,15 +46,6 @@ fn resize_to(op: &str, out: &Tensor, size: &[i64]) -> Result<()> {
         return Err(Error::value("numel: integer multiplication overflow"));
     }
     out.resize_(size, MemoryFormat::Preserve)
-}
-
-/// `at::native::resize_output`: an `out` of another shape is resized (contiguous); one of the
-/// right shape keeps its strides.
-fn resize_output(out: &Tensor, shape: &[i64]) -> Result<()> {
-    if out.sizes() != shape {
-        out.resize_(shape, MemoryFormat::Contiguous)?;
-    }
-    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,13 +5,13 @@
 //! the first occurrence on ties); the full reductions reuse `amin`/`amax`'s NaN-propagating
 //! loop over every dim, after PyTorch's check that the input is not empty.
 
-use super::stats::resize_output;
 use super::{amax_amin_into, check_nonempty_dim, set_reduction_output};
 use crate::generated::decls::{
     ArgminOutCpu, ArgminOutMetaFn, MaxCpu, MaxMeta, MaxUnaryOutCpu, MaxUnaryOutMeta, MinCpu, MinDimMinMetaFn,
     MinDimMinPrecomputed, MinMeta, MinOutCpu, MinUnaryOutCpu, MinUnaryOutMeta,
 };
 use crate::iter::{copy_, reduce_with_index_kernel, scalar_type_name, StructuredOutputs};
+use crate::support::resize_output;
 use crate::{Cpu, Meta};
 use oxten_runtime::{can_cast, match_dtype, wrap_dim, DType, Error, MemoryFormat, Result, Tensor};
 

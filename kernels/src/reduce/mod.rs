@@ -12,7 +12,6 @@ mod allany;
 mod aminmax;
 #[cfg(feature = "cuda")]
 mod cuda;
-mod cumsum;
 mod extrema;
 mod histogram;
 mod integrate;
@@ -20,6 +19,7 @@ mod nan_reductions;
 mod norm;
 mod overloads;
 mod prod;
+mod scan;
 mod stats;
 
 use crate::generated::decls::{

@@ -14,6 +14,7 @@ use crate::generated::decls::{
     VarOutCpu, VarOutMeta,
 };
 use crate::iter::{make_reduction, reduce_kernel, reduction_output_shape, scalar_type_name, to_dtype, OpMath};
+use crate::support::resize_output;
 use crate::{Cpu, Meta};
 use oxten_runtime::{can_cast, DType, Element, Error, MemoryFormat, Result, Scalar, Tensor};
 
@@ -182,15 +183,6 @@ pub(super) fn check_floating(what: &str, self_: &Tensor) -> Result<()> {
 
 pub(super) fn correction_value(correction: Option<Scalar>) -> f64 {
     correction.map_or(1.0, |c| c.to_f64())
-}
-
-/// `at::native::resize_output`: an `out=` tensor of another shape is resized (contiguous); one
-/// of the right shape keeps its strides.
-pub(super) fn resize_output(out: &Tensor, shape: &[i64]) -> Result<()> {
-    if out.sizes() != shape {
-        out.resize_(shape, MemoryFormat::Contiguous)?;
-    }
-    Ok(())
 }
 
 /// A fresh output of the reduction shape (contiguous), on `self_`'s device.

@@ -44,6 +44,34 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("special_xlog1py", "", vec![r.any(&[2, 3]), r.pos(&[2, 3])], |x| ops::special_xlog1py::call(&x[0], &x[1])),
         case("erf", "transposed", vec![r.transposed(&[2, 3])], |x| ops::erf::call(&x[0])),
         case("erfinv", "", vec![inside()], |x| ops::erfinv::call(&x[0])),
+        case("lgamma", "both signs", vec![leaf(vec![0.3, 1.7, 4.2, -0.4, -2.6, 9.1], &[2, 3])], |x| {
+            ops::lgamma::call(&x[0])
+        }),
+        case("digamma", "both signs", vec![leaf(vec![0.3, 1.7, 4.2, -0.4, -2.6, 12.5], &[2, 3])], |x| {
+            ops::digamma::call(&x[0])
+        }),
+        case("polygamma", "n 1", vec![r.pos(&[2, 3])], |x| ops::polygamma::call(1, &x[0])),
+        case("polygamma", "n 3, negative", vec![leaf(vec![-0.4, -1.3, 0.6, 2.2], &[4])], |x| {
+            ops::polygamma::call(3, &x[0])
+        }),
+        case("i0", "", vec![r.any(&[2, 3])], |x| ops::i0::call(&x[0])),
+        case("special_i0e", "", vec![r.any(&[2, 3])], |x| ops::special_i0e::call(&x[0])),
+        case("special_i1", "", vec![r.any(&[2, 3])], |x| ops::special_i1::call(&x[0])),
+        case("special_i1", "at 0", vec![leaf(vec![0.0, 1.5], &[2])], |x| ops::special_i1::call(&x[0])),
+        case("special_i1e", "", vec![r.any(&[2, 3])], |x| ops::special_i1e::call(&x[0])),
+        case("special_zeta", "q only (self has no derivative)", vec![r.pos(&[2, 3])], |x| {
+            ops::special_zeta::call(&oxten::Tensor::from_vec(vec![2.5, 3.0, 4.5], &[3])?, &x[0])
+        }),
+        case("special_zeta.self_scalar", "", vec![r.pos(&[2, 3])], |x| {
+            ops::special_zeta_self_scalar::call(Scalar::Float(3.0), &x[0])
+        }),
+        case("pow.Tensor_Tensor", "broadcast", vec![r.pos(&[2, 3]), r.any(&[3])], |x| {
+            ops::pow_tensor_tensor::call(&x[0], &x[1])
+        }),
+        case("pow.Tensor_Tensor", "in-place", vec![r.pos(&[2, 3]), r.any(&[2, 3])], |x| {
+            ops::pow_::call(&fresh(&x[0])?, &x[1])
+        }),
+        case("pow.Scalar", "", vec![r.any(&[2, 3])], |x| ops::pow_scalar::call(Scalar::Float(1.7), &x[0])),
         case("atan2", "broadcast", vec![r.any(&[2, 3]), r.away_from_zero(&[3])], |x| ops::atan2::call(&x[0], &x[1])),
         case("atan2", "in-place", vec![r.any(&[2, 3]), r.away_from_zero(&[2, 3])], |x| {
             ops::atan2_::call(&fresh(&x[0])?, &x[1])

@@ -1,7 +1,7 @@
 //! Cases for the reductions beyond sum and mean: var/std (and their `_mean` forms), prod (with zeros),
 //! min.dim, min/max of every element, cumsum and linalg_vector_norm.
 
-use super::{case, fresh, Case, Rng};
+use super::{case, fresh, leaf, Case, Rng};
 use oxten::options::*;
 use oxten::{Scalar, Tensor};
 
@@ -33,6 +33,8 @@ fn norm_opts(ord: f64, dim: Option<&[i64]>, keepdim: bool) -> LinalgVectorNormOp
 }
 
 pub(crate) fn cases(r: &Rng) -> Vec<Case> {
+    // cumprod rows with no zero, one zero, and two zeros (the second one's gradient is 0).
+    let with_zeros = || leaf(vec![1.5, -0.8, 1.2, 0.6, 1.1, 0.0, -1.4, 0.9, 0.0, 0.7, 0.0, 1.3], &[3, 4]);
     vec![
         // ---- var / std ----
         case("var.correction", "all dims", vec![r.any(&[2, 3])], |x| x[0].try_var_correction()),
@@ -132,6 +134,13 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("cumsum", "dim 0, transposed", vec![r.transposed(&[4, 3])], |x| x[0].try_cumsum(0)),
         case("cumsum", "dim -1 of 1-d", vec![r.any(&[5])], |x| x[0].try_cumsum(-1)),
         case("cumsum", "in-place", vec![r.any(&[2, 3])], |x| fresh(&x[0])?.try_cumsum_(0)),
+        // ---- cumprod and logcumsumexp: zeros take cumprod's other branches ----
+        case("cumprod", "dim 1", vec![r.any(&[3, 4])], |x| x[0].try_cumprod(1)),
+        case("cumprod", "zeros, dim 1", vec![with_zeros()], |x| x[0].try_cumprod(1)),
+        case("cumprod", "zeros, dim 0", vec![with_zeros()], |x| x[0].try_cumprod(0)),
+        case("cumprod", "in-place, transposed", vec![r.transposed(&[4, 3])], |x| fresh(&x[0])?.try_cumprod_(0)),
+        case("logcumsumexp", "dim 1", vec![r.any(&[3, 4])], |x| x[0].try_logcumsumexp(1)),
+        case("logcumsumexp", "dim 0, transposed", vec![r.transposed(&[4, 3])], |x| x[0].try_logcumsumexp(0)),
         // ---- linalg_vector_norm ----
         case("linalg_vector_norm", "ord 2, every dim", vec![r.any(&[2, 3])], |x| oxten::try_linalg_vector_norm(&x[0])),
         case("linalg_vector_norm", "ord 2, dim 1, keepdim", vec![r.transposed(&[3, 4])], |x| {

@@ -29,3 +29,63 @@ pub fn fmax_fmin_to_self(won: &Tensor, other: &Tensor) -> Result<Tensor> {
     let other_nan = ops::isnan::call(other)?;
     where_(&other_nan, &other_nan, won)
 }
+
+/// `pow(self, exponent)`'s gradient in `self`: `grad * exponent * self^(exponent - 1)`, and 0
+/// where the exponent is 0 (so `0^0` passes no gradient), as PyTorch's `pow_backward_self`.
+pub fn pow_backward_self(grad: &Tensor, x: &Tensor, exponent: &Tensor) -> Result<Tensor> {
+    let d = exponent.try_mul(&ops::pow_tensor_tensor::call(x, &exponent.try_sub_scalar(Scalar::Int(1))?)?)?;
+    let d = grad.try_mul(&d)?;
+    where_(&exponent.try_eq_scalar(0)?, &zeros_like(&d)?, &d)
+}
+
+/// `pow(self, exponent)`'s gradient in `exponent`: `grad * result * log(self)`, and 0 where
+/// `self` is 0 and `exponent ≥ 0` (the limit of `0^e · log 0` for `e > 0`), as PyTorch's
+/// `pow_backward_exponent`.
+pub fn pow_backward_exponent(grad: &Tensor, x: &Tensor, exponent: &Tensor, result: &Tensor) -> Result<Tensor> {
+    let d = grad.try_mul(&result.try_mul(&x.try_log()?)?)?;
+    let zero_base = x.try_eq_scalar(0)?.try_logical_and(&exponent.try_ge_scalar(0)?)?;
+    where_(&zero_base, &zeros_like(&d)?, &d)
+}
+
+/// `pow(base, exponent)`'s gradient in `exponent` for a number `base`: `grad * result *
+/// log(base)`, and 0 where `base` is 0 and `exponent ≥ 0`.
+pub fn pow_backward_scalar_base(grad: &Tensor, base: Scalar, exponent: &Tensor, result: &Tensor) -> Result<Tensor> {
+    let d = grad.try_mul(&result.try_mul_scalar(base.to_f64().ln())?)?;
+    if base.to_f64() == 0.0 {
+        return where_(&exponent.try_ge_scalar(0)?, &zeros_like(&d)?, &d);
+    }
+    Ok(d)
+}
+
+/// The error of a derivative PyTorch does not implement either (`special_zeta` in its first
+/// argument): backward fails when it reaches it, naming the operator and the argument.
+pub fn derivative_not_implemented(op: &str, arg: &str) -> Result<Tensor> {
+    Err(oxten_runtime::Error::runtime(format!("the derivative of {op} for '{arg}' is not implemented")))
+}
+
+/// `|x|` above the dtype's epsilon (where `1/x` is safe), and `x` with the tiny ones replaced by
+/// epsilon: the Bessel `I₁` derivatives divide by `x` and take their limit 1/2 at 0.
+fn not_tiny(x: &Tensor) -> Result<(Tensor, Tensor)> {
+    let eps = if x.dtype() == oxten_runtime::DType::F64 { f64::EPSILON } else { f32::EPSILON as f64 };
+    let ok = x.try_abs()?.try_gt_scalar(eps)?;
+    let safe = x.try_masked_fill_scalar(&ok.try_logical_not()?, Scalar::Float(eps))?;
+    Ok((ok, safe))
+}
+
+/// `grad · I₁'(x)` with `I₁'(x) = I₀(x) - I₁(x)/x`, and 1/2 at `x = 0` (PyTorch's `i1_backward`).
+pub fn i1_backward(grad: &Tensor, x: &Tensor, result: &Tensor) -> Result<Tensor> {
+    let (ok, safe) = not_tiny(x)?;
+    let d = ops::i0::call(&safe)?.try_sub(&result.try_div(&safe)?)?;
+    let half = ops::full_like::call(&d, Scalar::Float(0.5), None, None, None, None, None)?;
+    grad.try_mul(&where_(&ok, &d, &half)?)
+}
+
+/// `grad · d/dx[e^-|x| I₁(x)] = grad · (i0e(x) - i1e(x) · (sgn(x) + 1/x))`, and 1/2 at `x = 0`
+/// (PyTorch's `i1e_backward`).
+pub fn i1e_backward(grad: &Tensor, x: &Tensor, result: &Tensor) -> Result<Tensor> {
+    let (ok, safe) = not_tiny(x)?;
+    let scale = safe.try_sgn()?.try_add(&safe.try_reciprocal()?)?;
+    let d = ops::special_i0e::call(&safe)?.try_sub(&result.try_mul(&scale)?)?;
+    let half = ops::full_like::call(&d, Scalar::Float(0.5), None, None, None, None, None)?;
+    grad.try_mul(&where_(&ok, &d, &half)?)
+}

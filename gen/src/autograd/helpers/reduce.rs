@@ -24,11 +24,11 @@ fn isnan(t: &Tensor) -> Result<Tensor> {
     ops::ne::call(t, t)
 }
 
-/// The value of a one-element bool tensor (false for a meta tensor, which has no data).
 /// The longest slice whose exclusive products [`prod_backward`] forms directly (`n²` elements
 /// per slice); longer slices with both a zero and an infinity get NaN where PyTorch has a value.
 pub const EXCLUSIVE_PRODUCT_MAX: i64 = 4096;
 
+/// The value of a one-element bool tensor (false for a meta tensor, which has no data).
 fn truth(t: &Tensor) -> Result<bool> {
     if t.is_meta() {
         return Ok(false);
@@ -234,7 +234,7 @@ pub fn evenly_distribute_backward(grad: &Tensor, input: &Tensor, value: &Tensor)
 // ---------------------------------------------------------------------------------------------
 
 /// The gradient of `cumsum(dim)`: the reversed cumulative sum of `grad`, computed as
-/// `sum(grad, dim) - cumsum(grad, dim) + grad` (there is no `flip` operator).
+/// `sum(grad, dim) - cumsum(grad, dim) + grad` (one scan, where `flip` would copy twice).
 pub fn cumsum_backward(grad: &Tensor, dim: i64) -> Result<Tensor> {
     if grad.dim() == 0 || grad.numel() <= 1 {
         return Ok(grad.clone());
@@ -246,6 +246,142 @@ pub fn cumsum_backward(grad: &Tensor, dim: i64) -> Result<Tensor> {
     let total = ops::sum_dim_intlist::call(grad, Some(&[d]), true, None)?;
     let running = ops::cumsum::call(grad, d, None)?;
     ops::add::call(&ops::sub::call(&total, &running, ONE)?, grad, ONE)
+}
+
+// ---------------------------------------------------------------------------------------------
+// cumprod and logcumsumexp
+// ---------------------------------------------------------------------------------------------
+
+/// Where a slice of `x` along `d` holds its first zero, and where it holds no zero yet: the two
+/// places where `cumprod`'s derivatives differ from the zero-free formula.
+struct FirstZero {
+    /// Before the first zero of the slice (inclusive running count of zeros is 0).
+    before: Tensor,
+    /// At the first zero.
+    at: Tensor,
+    /// `x` with each slice's first zero replaced by 1.
+    patched: Tensor,
+}
+
+fn first_zero(x: &Tensor, d: i64) -> Result<Option<FirstZero>> {
+    let is_zero = x.try_eq_scalar(0)?;
+    if !truth(&ops::any::call(&is_zero)?)? {
+        return Ok(None);
+    }
+    let count = ops::cumsum::call(&is_zero, d, Some(DType::I64))?;
+    let before = count.try_eq_scalar(0)?;
+    let at = is_zero.try_logical_and(&count.try_eq_scalar(1)?)?;
+    let patched = x.try_masked_fill_scalar(&at, Scalar::Int(1))?;
+    Ok(Some(FirstZero { before, at, patched }))
+}
+
+/// The gradient of `cumprod(x, dim)`: `grad_k = Σ_{j≥k} grad_j · Π_{i≤j, i≠k} x_i`. Before a
+/// slice's first zero that is `revcumsum(grad · result) / x`; at the first zero the product
+/// skips it, so it is `revcumsum(grad · cumprod(x with that zero set to 1))`; after it every
+/// product holds the zero, so 0 (PyTorch's `cumprod_backward`, without its O(n²) fallback).
+pub fn cumprod_backward(grad: &Tensor, x: &Tensor, dim: i64, result: &Tensor) -> Result<Tensor> {
+    if x.dim() == 0 || x.numel() == 0 {
+        return Ok(grad.clone());
+    }
+    let d = wrap_dim(dim, x.dim())? as i64;
+    let result = cast_to(result, x.dtype())?;
+    let spread = cumsum_backward(&grad.try_mul(&result)?, d)?;
+    let Some(z) = first_zero(x, d)? else {
+        return spread.try_div(x);
+    };
+    let n = x.sizes()[d as usize];
+    if oxten_runtime::autograd::is_grad_enabled() && n <= EXCLUSIVE_PRODUCT_MAX {
+        return cumprod_backward_exclusive(grad, x, d);
+    }
+    // Divide by 1 where the quotient is not used, so double backward sees no 0 · inf.
+    let plain = spread.try_div(&x.try_masked_fill_scalar(&z.before.try_logical_not()?, Scalar::Int(1))?)?;
+    let at_zero = cumsum_backward(&grad.try_mul(&ops::cumprod::call(&z.patched, d, None)?)?, d)?;
+    let after = where_(&z.at, &at_zero, &zeros_like(&at_zero)?)?;
+    where_(&z.before, &plain, &after)
+}
+
+/// `cumprod_backward` from every product `Π_{i≤j, i≠k} x_i` formed directly (`n²` per slice):
+/// the zero branches above are constants in `x`, which is right for the gradient but not for
+/// its own derivative, so a backward that is itself recorded (double backward) takes this path.
+fn cumprod_backward_exclusive(grad: &Tensor, x: &Tensor, d: i64) -> Result<Tensor> {
+    let n = x.sizes()[d as usize];
+    let rows = ops::transpose::call(x, d, -1)?;
+    let idx = ops::arange::call(Scalar::Int(n), Some(DType::I64), None, Some(x.device()), None)?;
+    let col = ops::unsqueeze::call(&idx, 1)?;
+    let eye = ops::eq::call(&col, &idx)?;
+    let later = ops::ge::call(&idx, &col)?;
+    let mut sizes = rows.sizes().to_vec();
+    sizes.insert(sizes.len() - 1, n);
+    let spread = ops::expand::call(&ops::unsqueeze::call(&rows, -2)?, &sizes, false)?;
+    // [..., k, j]: the running product up to j without element k.
+    let without_k = ops::cumprod::call(&where_(&eye, &ones_like(&spread)?, &spread)?, -1, None)?;
+    let g = ops::unsqueeze::call(&ops::transpose::call(grad, d, -1)?, -2)?;
+    let terms = without_k.try_mul(&g)?;
+    let terms = where_(&later, &terms, &zeros_like(&terms)?)?;
+    let summed = ops::sum_dim_intlist::call(&terms, Some(&[-1]), false, None)?;
+    ops::transpose::call(&summed, d, -1)
+}
+
+/// The forward derivative of `cumprod(x, dim)` along tangent `t`: `result · cumsum(t / x)`
+/// before a slice's first zero, and from it on `t_zero · cumprod(x with the zero set to 1)`
+/// (every other term's product holds the zero).
+pub fn cumprod_jvp(t: &Tensor, x: &Tensor, result: &Tensor, dim: i64) -> Result<Tensor> {
+    if x.dim() == 0 || x.numel() == 0 {
+        return Ok(t.clone());
+    }
+    let d = wrap_dim(dim, x.dim())? as i64;
+    let Some(z) = first_zero(x, d)? else {
+        return result.try_mul(&ops::cumsum::call(&t.try_div(x)?, d, None)?);
+    };
+    let safe_x = x.try_masked_fill_scalar(&z.before.try_logical_not()?, Scalar::Int(1))?;
+    let ratio = where_(&z.before, &t.try_div(&safe_x)?, &zeros_like(t)?)?;
+    let plain = result.try_mul(&ops::cumsum::call(&ratio, d, None)?)?;
+    let t_zero = ops::sum_dim_intlist::call(&where_(&z.at, t, &zeros_like(t)?)?, Some(&[d]), true, None)?;
+    let from_zero = t_zero.try_mul(&ops::cumprod::call(&z.patched, d, None)?)?;
+    where_(&z.before, &plain, &from_zero)
+}
+
+/// The most negative finite value of a floating dtype: "log of zero" that stays finite.
+fn lowest(dtype: DType) -> f64 {
+    match dtype {
+        DType::F64 => f64::MIN,
+        DType::F16 => -65504.0,
+        _ => f32::MIN as f64,
+    }
+}
+
+/// The gradient of `logcumsumexp(x, dim)`: `grad_k = Σ_{j≥k} grad_j · exp(x_k - result_j)`,
+/// summed in log space (a reversed `logcumsumexp`) separately for the positive and negative
+/// parts of `grad`, so nothing overflows.
+pub fn logcumsumexp_backward(grad: &Tensor, x: &Tensor, result: &Tensor, dim: i64) -> Result<Tensor> {
+    if x.dim() == 0 || x.numel() == 0 {
+        return Ok(grad.clone());
+    }
+    let d = wrap_dim(dim, x.dim())? as i64;
+    let floor = ops::full_like::call(grad, Scalar::Float(lowest(grad.dtype())), None, None, None, None, None)?;
+    let log_abs = grad.try_abs()?.try_log()?;
+    let reversed_lcse = |t: &Tensor| -> Result<Tensor> {
+        let flipped = ops::flip::call(t, &[d])?;
+        ops::flip::call(&ops::logcumsumexp::call(&flipped, d)?, &[d])
+    };
+    let part = |sign: Tensor| -> Result<Tensor> {
+        let log_part = where_(&sign, &log_abs, &floor)?;
+        reversed_lcse(&log_part.try_sub(result)?)?.try_add(x)?.try_exp()
+    };
+    part(grad.try_gt_scalar(0)?)?.try_sub(&part(grad.try_lt_scalar(0)?)?)
+}
+
+/// The forward derivative of `logcumsumexp(x, dim)`: `cumsum(t · e) / cumsum(e)` with
+/// `e = exp(x - max(x))` along `dim` (the softmax weights of each prefix).
+pub fn logcumsumexp_jvp(x: &Tensor, t: &Tensor, dim: i64) -> Result<Tensor> {
+    if x.dim() == 0 || x.numel() == 0 {
+        return Ok(t.clone());
+    }
+    let d = wrap_dim(dim, x.dim())? as i64;
+    let m = ops::amax::call(x, &[d], true)?;
+    let m = m.try_masked_fill_scalar(&ops::isinf::call(&m)?, Scalar::Int(0))?;
+    let e = x.try_sub(&m)?.try_exp()?;
+    ops::cumsum::call(&t.try_mul(&e)?, d, None)?.try_div(&ops::cumsum::call(&e, d, None)?)
 }
 
 // ---------------------------------------------------------------------------------------------
