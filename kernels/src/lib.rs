@@ -32,6 +32,8 @@ mod reduce;
 mod shape;
 mod sort;
 pub mod support;
+/// The gate functions of the recurrent cells, shared with `oxten::nn`'s RNN modules.
+pub use nn::rnn_cells as recurrent;
 mod views;
 
 /// The TensorIterator's device-agnostic setup (`oxten_runtime::iter`) and the CPU loops that run

@@ -26,6 +26,7 @@ pub mod init;
 mod linear;
 mod norm;
 mod pool;
+mod rnn;
 mod sequential;
 mod transformer;
 
@@ -40,6 +41,7 @@ pub use embedding::Embedding;
 pub use linear::Linear;
 pub use norm::{BatchNorm2d, GroupNorm, LayerNorm, RMSNorm};
 pub use pool::{AdaptiveAvgPool2d, AvgPool2d, Dropout, MaxPool2d};
+pub use rnn::{GRUCell, LSTMCell, Nonlinearity, RNNCell, RnnOptions, GRU, LSTM, RNN};
 pub use sequential::Sequential;
 pub use transformer::{
     Activation, DecoderMasks, EncoderMasks, TransformerConfig, TransformerDecoder, TransformerDecoderLayer,

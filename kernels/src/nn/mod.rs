@@ -25,6 +25,7 @@ mod cuda;
 mod distance;
 mod loss;
 mod one_hot;
+pub mod rnn_cells;
 mod softmax;
 mod upsample;
 

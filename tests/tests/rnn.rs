@@ -1,0 +1,200 @@
+//! `nn::RNN`, `LSTM`, `GRU` and the cells against PyTorch (golden file from
+//! `scripts/rnn_fixture.py`): outputs, final states, and the gradients of a weighted sum of them
+//! with respect to the input and every parameter; plus the argument checks.
+
+use oxten::nn::{GRUCell, LSTMCell, Module, Nonlinearity, RNNCell, RnnOptions, GRU, LSTM, RNN};
+use oxten::{Result, Tensor};
+
+struct Golden(Vec<(String, Tensor)>);
+
+impl Golden {
+    fn load() -> Golden {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/golden/rnn_layers.safetensors");
+        Golden(oxten::safetensors::load(path).unwrap())
+    }
+
+    fn get(&self, name: &str) -> Tensor {
+        self.0.iter().find(|(k, _)| k == name).unwrap_or_else(|| panic!("{name} not in the golden file")).1.clone()
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.0.iter().any(|(k, _)| k == name)
+    }
+
+    /// Copies `{prefix}.{param}` into the module's parameters (names must match PyTorch's).
+    fn load_into(&self, m: &dyn Module, prefix: &str) {
+        let named = m.state_dict();
+        let want: Vec<&str> = self.0.iter().filter_map(|(k, _)| k.strip_prefix(&format!("{prefix}."))).collect();
+        let mut have: Vec<&str> = named.iter().map(|(n, _)| n.as_str()).collect();
+        let mut sorted_want = want.clone();
+        sorted_want.sort();
+        have.sort();
+        assert_eq!(have, sorted_want, "{prefix}: parameter names differ from PyTorch's");
+        let src: Vec<(String, Tensor)> =
+            named.iter().map(|(n, _)| (n.clone(), self.get(&format!("{prefix}.{n}")))).collect();
+        oxten::safetensors::copy_into(&src, &named).unwrap();
+    }
+
+    /// Checks outputs, then backpropagates `Σ out_i · w_i` and checks the gradients.
+    fn check(&self, name: &str, m: &dyn Module, x: &Tensor, outs: Vec<Tensor>) -> Result<()> {
+        let mut loss: Option<Tensor> = None;
+        for (i, o) in outs.iter().enumerate() {
+            close(&format!("{name} output {i}"), o, &self.get(&format!("__{name}_out{i}")));
+            let term = o.try_mul(&self.get(&format!("__{name}_w{i}")))?.try_sum()?;
+            loss = Some(match loss {
+                Some(l) => l.try_add(&term)?,
+                None => term,
+            });
+        }
+        let params = m.named_parameters();
+        let mut inputs = vec![x.clone()];
+        inputs.extend(params.iter().map(|(_, p)| p.clone()));
+        let grads = oxten::autograd::grad(&[loss.unwrap()], &inputs)?;
+        close(&format!("{name} grad input"), grads[0].as_ref().unwrap(), &self.get(&format!("__{name}_grad_x")));
+        for ((n, _), g) in params.iter().zip(&grads[1..]) {
+            close(&format!("{name} grad {n}"), g.as_ref().unwrap(), &self.get(&format!("__{name}_grad_{n}")));
+        }
+        Ok(())
+    }
+}
+
+fn close(what: &str, got: &Tensor, want: &Tensor) {
+    assert_eq!(got.sizes(), want.sizes(), "{what}: shape");
+    for (i, (g, w)) in got.to_vec::<f32>().unwrap().iter().zip(want.to_vec::<f32>().unwrap()).enumerate() {
+        assert!((g - w).abs() <= 2e-5 + 2e-5 * w.abs(), "{what}[{i}]: {g} vs PyTorch {w}");
+    }
+}
+
+fn input(g: &Golden, name: &str) -> Tensor {
+    g.get(&format!("__{name}_x")).requires_grad_(true)
+}
+
+#[test]
+fn lstm_two_layers_bidirectional() -> Result<()> {
+    let g = Golden::load();
+    let opts = RnnOptions { num_layers: 2, bidirectional: true, ..Default::default() };
+    let lstm = LSTM::with_options(3, 4, opts)?;
+    g.load_into(&lstm, "lstm");
+    let x = input(&g, "lstm");
+    let (out, (h, c)) = lstm.forward_with(&x, Some((&g.get("__lstm_s0"), &g.get("__lstm_s1"))))?;
+    assert_eq!(&out.sizes()[..], &[5, 2, 8]);
+    g.check("lstm", &lstm, &x, vec![out, h, c])
+}
+
+#[test]
+fn gru_batch_first_without_bias() -> Result<()> {
+    let g = Golden::load();
+    let gru = GRU::with_options(3, 4, RnnOptions { batch_first: true, bias: false, ..Default::default() })?;
+    g.load_into(&gru, "gru");
+    assert!(!g.has("gru.bias_ih_l0") && gru.named_parameters().len() == 2);
+    let x = input(&g, "gru");
+    let (out, h) = gru.forward_with(&x, None)?;
+    g.check("gru", &gru, &x, vec![out, h])
+}
+
+#[test]
+fn rnn_relu_unbatched_two_layers() -> Result<()> {
+    let g = Golden::load();
+    let opts = RnnOptions { num_layers: 2, ..Default::default() };
+    let rnn = RNN::with_options(3, 4, Nonlinearity::Relu, opts)?;
+    g.load_into(&rnn, "rnn_relu");
+    let x = input(&g, "rnn_relu");
+    let (out, h) = rnn.forward_with(&x, Some(&g.get("__rnn_relu_s0")))?;
+    assert_eq!((&out.sizes()[..], &h.sizes()[..]), (&[5, 4][..], &[2, 4][..]));
+    g.check("rnn_relu", &rnn, &x, vec![out, h])
+}
+
+#[test]
+fn rnn_bidirectional_batch_first() -> Result<()> {
+    let g = Golden::load();
+    let opts = RnnOptions { bidirectional: true, batch_first: true, ..Default::default() };
+    let rnn = RNN::with_options(3, 4, Nonlinearity::Tanh, opts)?;
+    g.load_into(&rnn, "rnn_bi");
+    let x = input(&g, "rnn_bi");
+    let (out, h) = rnn.forward_with(&x, Some(&g.get("__rnn_bi_s0")))?;
+    g.check("rnn_bi", &rnn, &x, vec![out, h])
+}
+
+#[test]
+fn cells() -> Result<()> {
+    let g = Golden::load();
+    let lstm = LSTMCell::new(3, 4);
+    g.load_into(&lstm, "lstm_cell");
+    let x = input(&g, "lstm_cell");
+    let (h, c) = lstm.forward_with(&x, Some((&g.get("__lstm_cell_s0"), &g.get("__lstm_cell_s1"))))?;
+    g.check("lstm_cell", &lstm, &x, vec![h, c])?;
+
+    let gru = GRUCell::new(3, 4);
+    g.load_into(&gru, "gru_cell");
+    let x = input(&g, "gru_cell");
+    let h = gru.forward_with(&x, Some(&g.get("__gru_cell_s0")))?;
+    assert_eq!(&h.sizes()[..], &[4]);
+    g.check("gru_cell", &gru, &x, vec![h])?;
+
+    let rnn = RNNCell::new(3, 4);
+    g.load_into(&rnn, "rnn_cell");
+    let x = input(&g, "rnn_cell");
+    let h = rnn.forward_with(&x, Some(&g.get("__rnn_cell_s0")))?;
+    g.check("rnn_cell", &rnn, &x, vec![h])
+}
+
+/// The sequence modules run the same gates as the cell operators: a one-layer LSTM over a
+/// sequence equals the LSTM cell applied step by step with the same weights.
+#[test]
+fn lstm_equals_its_cell_unrolled() -> Result<()> {
+    let lstm = LSTM::new(3, 5);
+    let cell = LSTMCell::new(3, 5);
+    let params = lstm.state_dict();
+    let renamed: Vec<(String, Tensor)> =
+        params.iter().map(|(n, t)| (n.trim_end_matches("_l0").to_string(), t.clone())).collect();
+    oxten::safetensors::copy_into(&renamed, &cell.state_dict())?;
+    let x = oxten::randn(&[4, 2, 3]);
+    let (out, (h_n, _)) = lstm.forward_with(&x, None)?;
+    let mut hc: Option<(Tensor, Tensor)> = None;
+    for t in 0..4 {
+        let step = cell.forward_with(&x.try_select(0, t)?, hc.as_ref().map(|(h, c)| (h, c)))?;
+        close("step", &out.try_select(0, t)?, &step.0);
+        hc = Some(step);
+    }
+    close("h_n", &h_n.try_select(0, 0)?, &hc.unwrap().0);
+    Ok(())
+}
+
+#[test]
+fn bad_arguments_are_errors() {
+    let e = |r: Result<Tensor>| r.unwrap_err().to_string();
+    let lstm = LSTM::new(3, 4);
+    assert!(e(lstm.forward(&oxten::zeros(&[5, 2, 7])))
+        .contains("input.size(-1) must be equal to input_size. Expected 3, got 7"));
+    assert!(e(lstm.forward(&oxten::zeros(&[5]))).contains("Expected input to be 2D or 3D, got 1D instead"));
+    assert!(e(lstm.forward(&oxten::zeros(&[0, 2, 3]))).contains("Expected sequence length to be larger than 0"));
+    let wrong = oxten::zeros(&[2, 2, 4]);
+    let err = lstm.forward_with(&oxten::zeros(&[5, 2, 3]), Some((&wrong, &wrong))).unwrap_err().to_string();
+    assert!(err.contains("Expected hidden size [1, 2, 4], got [2, 2, 4]"), "{err}");
+    assert!(GRU::with_options(3, 0, RnnOptions::default()).is_err());
+    assert!(RNN::with_options(3, 4, Nonlinearity::Tanh, RnnOptions { dropout: 1.5, ..Default::default() }).is_err());
+    assert!(LSTM::with_options(3, 4, RnnOptions { num_layers: 0, ..Default::default() }).is_err());
+    let cell = GRUCell::new(3, 4);
+    assert!(e(cell.forward_with(&oxten::zeros(&[2, 5]), None))
+        .contains("input has inconsistent input_size: got 5 expected 3"));
+    let err = e(cell.forward_with(&oxten::zeros(&[2, 3]), Some(&oxten::zeros(&[3, 4]))));
+    assert!(err.contains("Input batch size 2 doesn't match hidden0 batch size 3"), "{err}");
+}
+
+/// Dropout between layers applies only in training mode and never after the last layer.
+#[test]
+fn dropout_between_layers_only_in_training() -> Result<()> {
+    let opts = RnnOptions { num_layers: 2, dropout: 0.5, ..Default::default() };
+    let mut gru = GRU::with_options(3, 4, opts)?;
+    let x = oxten::randn(&[6, 2, 3]);
+    gru.eval();
+    let a = gru.forward(&x)?;
+    let b = gru.forward(&x)?;
+    assert_eq!(a.to_vec::<f32>()?, b.to_vec::<f32>()?);
+    gru.train();
+    let c = gru.forward(&x)?;
+    assert_ne!(a.to_vec::<f32>()?, c.to_vec::<f32>()?);
+    let single = GRU::with_options(3, 4, RnnOptions { dropout: 0.5, ..Default::default() })?;
+    assert_eq!(single.forward(&x)?.to_vec::<f32>()?, single.forward(&x)?.to_vec::<f32>()?);
+    Ok(())
+}
