@@ -40,6 +40,24 @@ pub mod iter {
     pub use oxten_runtime::iter::*;
 }
 pub use oxten_runtime::ops;
+
+/// Sets how many threads operators use, counting the caller (`torch.set_num_threads`): the
+/// kernels' parallel loops and the matrix products. The default is `OXTEN_NUM_THREADS`, else
+/// `RAYON_NUM_THREADS`, else one per core; asking for more threads than run starts more workers.
+///
+/// ```
+/// oxten::set_num_threads(1).unwrap();
+/// assert_eq!(oxten::get_num_threads(), 1);
+/// assert!(oxten::set_num_threads(0).is_err());
+/// ```
+pub fn set_num_threads(n: usize) -> Result<()> {
+    oxten_runtime::parallel::set_num_threads(n)
+}
+
+/// How many threads operators use, counting the caller (`torch.get_num_threads`).
+pub fn get_num_threads() -> usize {
+    oxten_runtime::parallel::num_threads()
+}
 pub use oxten_runtime::options;
 /// `tensor![[1.0, 2.0], [3.0, 4.0]]`: a tensor from literals, like `torch.tensor` (see
 /// [`Literal`]).

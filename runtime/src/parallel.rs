@@ -17,9 +17,11 @@
 //! does inside a parallel region; so does a loop started on a rayon worker, or where rayon's
 //! current pool has one thread (`rayon::ThreadPool::install` limits both).
 //!
-//! The pool has `RAYON_NUM_THREADS` threads (or `OXTEN_NUM_THREADS`), by default one per core,
-//! counting the caller. Chunks see the pool thread's own thread-local state (grad mode and the
-//! dispatcher's sets are not carried): kernels below the dispatcher do not read them.
+//! The pool has `OXTEN_NUM_THREADS` threads (or `RAYON_NUM_THREADS`), by default one per core,
+//! counting the caller; [`set_num_threads`] changes how many loops use (starting more workers
+//! when it asks for more than the pool has), as `torch.set_num_threads`. Chunks see the pool
+//! thread's own thread-local state (grad mode and the dispatcher's sets are not carried):
+//! kernels below the dispatcher do not read them.
 
 use std::any::Any;
 use std::cell::Cell;
@@ -33,9 +35,46 @@ pub const SPIN: Duration = Duration::from_micros(200);
 /// How long an idle worker keeps checking (yielding in between) before it sleeps.
 pub const YIELD: Duration = Duration::from_millis(4);
 
-/// The number of threads loops run on (at most; see [`threads_now`]), counting the caller.
+/// The number of threads loops run on (at most; see [`threads_now`]), counting the caller:
+/// `OXTEN_NUM_THREADS`, else `RAYON_NUM_THREADS`, else one per core, until [`set_num_threads`].
 pub fn num_threads() -> usize {
-    pool().threads
+    limit()
+}
+
+/// Sets the number of threads loops run on, counting the caller (`torch.set_num_threads`).
+/// More threads than the pool has start new workers; fewer leave the others idle. Zero is an
+/// error.
+///
+/// ```
+/// let before = oxten_runtime::parallel::num_threads();
+/// oxten_runtime::parallel::set_num_threads(1).unwrap();
+/// assert_eq!(oxten_runtime::parallel::num_threads(), 1);
+/// assert!(oxten_runtime::parallel::set_num_threads(0).is_err());
+/// oxten_runtime::parallel::set_num_threads(before).unwrap();
+/// ```
+pub fn set_num_threads(n: usize) -> crate::Result<()> {
+    if n == 0 {
+        return Err(crate::Error::value("set_num_threads: the number of threads must be positive, got 0"));
+    }
+    let pool = pool();
+    let _growing = pool.grow.lock().unwrap_or_else(|e| e.into_inner());
+    let mut started = pool.started.load(Ordering::Acquire);
+    while started < n {
+        let s = pool.shared.clone();
+        let spawned = std::thread::Builder::new().name(format!("oxten-worker-{started}")).spawn(move || worker(s));
+        if spawned.is_err() {
+            break;
+        }
+        started += 1;
+    }
+    pool.started.store(started, Ordering::Release);
+    pool.limit.store(n.min(started), Ordering::Release);
+    Ok(())
+}
+
+/// The thread limit of loops (at least 1).
+fn limit() -> usize {
+    pool().limit.load(Ordering::Acquire).max(1)
 }
 
 /// The number of threads a loop started here would use: 1 on a pool worker, inside a chunk,
@@ -44,7 +83,7 @@ pub fn threads_now() -> usize {
     if IN_LOOP.with(|c| c.get()) || rayon::current_thread_index().is_some() {
         return 1;
     }
-    pool().threads.min(rayon::current_num_threads()).max(1)
+    limit().min(rayon::current_num_threads()).max(1)
 }
 
 /// Runs `f(i)` for every `i` in `0..n`, each exactly once, spread over the pool. Returns when
@@ -81,7 +120,7 @@ pub fn for_each(n: usize, f: impl Fn(usize) + Sync) {
         next: AtomicUsize::new(0),
         done: AtomicUsize::new(0),
         panic: Mutex::new(None),
-        workers: pool.threads.min(rayon::current_num_threads()).min(n) - 1,
+        workers: threads_now().min(n) - 1,
         joined: AtomicUsize::new(0),
     });
     *pool.shared.job.lock().unwrap_or_else(|e| e.into_inner()) = Some(job.clone());
@@ -204,7 +243,12 @@ struct Shared {
 
 struct Pool {
     shared: Arc<Shared>,
-    threads: usize,
+    /// Threads running (workers and the caller).
+    started: AtomicUsize,
+    /// How many of them a loop uses ([`set_num_threads`]).
+    limit: AtomicUsize,
+    /// Serializes [`set_num_threads`]'s worker starts.
+    grow: Mutex<()>,
 }
 
 fn pool() -> &'static Pool {
@@ -229,7 +273,7 @@ fn pool() -> &'static Pool {
                 started += 1;
             }
         }
-        Pool { shared, threads: started }
+        Pool { shared, started: AtomicUsize::new(started), limit: AtomicUsize::new(started), grow: Mutex::new(()) }
     })
 }
 
@@ -315,6 +359,32 @@ mod tests {
             })
         });
         assert_eq!(total.into_inner(), 64);
+    }
+
+    /// `set_num_threads` caps the threads a loop uses (one: everything on the caller) and
+    /// starts workers when it asks for more than run. Other tests share the pool, so this one
+    /// only checks upper bounds and restores the limit.
+    #[test]
+    fn set_num_threads_caps_and_grows_the_pool() {
+        use std::collections::HashSet;
+        let before = num_threads();
+        let used = |n: usize| {
+            let ids = Mutex::new(HashSet::new());
+            for_each(n, |_| {
+                ids.lock().unwrap().insert(std::thread::current().id());
+                std::thread::sleep(Duration::from_micros(200));
+            });
+            ids.into_inner().unwrap().len()
+        };
+        set_num_threads(1).unwrap();
+        assert_eq!(num_threads(), 1);
+        assert_eq!(used(16), 1);
+        set_num_threads(before + 2).unwrap();
+        assert_eq!(num_threads(), before + 2);
+        assert!(used(64) <= before + 2);
+        assert!(set_num_threads(0).is_err());
+        set_num_threads(before).unwrap();
+        assert_eq!(num_threads(), before);
     }
 
     #[test]

@@ -202,6 +202,10 @@ fn the_yaml_lists_match_pytorch_2_15_cuda() {
         "conv2d.padding",
         "conv_transpose2d.input",
         "scaled_dot_product_attention",
+        "rnn_tanh_cell",
+        "rnn_relu_cell",
+        "lstm_cell",
+        "gru_cell",
     ];
     let fp32 = [
         "erfinv",
@@ -211,6 +215,8 @@ fn the_yaml_lists_match_pytorch_2_15_cuda() {
         "log1p",
         "rsqrt",
         "pow.Tensor_Scalar",
+        "pow.Tensor_Tensor",
+        "pow.Scalar",
         "softplus",
         "layer_norm",
         "native_layer_norm",
@@ -230,6 +236,7 @@ fn the_yaml_lists_match_pytorch_2_15_cuda() {
         "softmax.int",
         "log_softmax.int",
         "cumsum",
+        "cumprod",
         "linalg_vector_norm",
         "sum",
         "sum.dim_IntList",

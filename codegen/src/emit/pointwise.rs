@@ -182,12 +182,16 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
         let sp: Vec<String> = closure_params.iter().map(|p| format!("{p}: S")).collect();
         let fn_name = ["cpu_kernel_unary", "cpu_kernel_binary", "cpu_kernel_ternary"][params.len() - 1];
         let tys = vec!["S"; params.len()].join(", ");
-        let _ = writeln!(s, "{fn_name}::<{tys}, bool>(iter, move |{}| {{ {loads} {body} }});\n}}", sp.join(", "));
+        let _ = writeln!(
+            s,
+            "{fn_name}::<{tys}, bool>(iter, #[inline(always)] move |{}| {{ {loads} {body} }});\n}}",
+            sp.join(", ")
+        );
         let math_fn = ["cpu_kernel_unary_math", "cpu_kernel_binary_math", "cpu_kernel_ternary_math"][params.len() - 1];
         let tp: Vec<String> = closure_params.iter().map(|p| format!("{p}: T")).collect();
         let _ = writeln!(
             s,
-            "#[inline(never)]\nfn {name}_loop_numeric<S: OpMath<Math = T>, T: {bound}>(iter: &TensorIterator{const_params}) {{\n{math_fn}::<S>(iter, move |{}| m::from_bool::<T>({body}));\n}}",
+            "#[inline(never)]\nfn {name}_loop_numeric<S: OpMath<Math = T>, T: {bound}>(iter: &TensorIterator{const_params}) {{\n{math_fn}::<S>(iter, #[inline(always)] move |{}| m::from_bool::<T>({body}));\n}}",
             tp.join(", ")
         );
     } else {
@@ -197,7 +201,7 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
             _ => "cpu_kernel_ternary_math",
         };
         let tp: Vec<String> = closure_params.iter().map(|p| format!("{p}: T")).collect();
-        let _ = writeln!(s, "{fn_name}::<S>(iter, move |{}| {body});\n}}", tp.join(", "));
+        let _ = writeln!(s, "{fn_name}::<S>(iter, #[inline(always)] move |{}| {body});\n}}", tp.join(", "));
     }
     if bool_ok {
         // Bools compute as 0/1 in an integer type; a numeric result is stored as `!= 0`.
@@ -220,7 +224,11 @@ pub fn emit_pointwise(st: &StructuredOp) -> Result<String, String> {
         // Booleans spell some functions differently (`bitnot` is logical not on 0/1).
         let bool_body = expr.emit_rust("m::boolean");
         let result = if bool_out { bool_body } else { format!("({bool_body}) != <T as m::Element>::zero()") };
-        let _ = writeln!(s, "{fn_name}::<{tys}, bool>(iter, move |{}| {{ {loads} {result} }});\n}}", bp.join(", "));
+        let _ = writeln!(
+            s,
+            "{fn_name}::<{tys}, bool>(iter, #[inline(always)] move |{}| {{ {loads} {result} }});\n}}",
+            bp.join(", ")
+        );
     }
     Ok(s)
 }

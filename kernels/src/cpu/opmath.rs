@@ -23,7 +23,11 @@ pub trait OpMath: Element {
     where
         F: Fn(Self::Math) -> Self::Math + Sync,
     {
-        loops::cpu_kernel_unary::<Self, Self>(iter, move |x| Self::from_math(f(x.to_math())))
+        loops::cpu_kernel_unary::<Self, Self>(
+            iter,
+            #[inline(always)]
+            move |x| Self::from_math(f(x.to_math())),
+        )
     }
 
     /// Runs a binary `(Math, Math) -> Math` kernel (behind `cpu_kernel_binary_math`).
@@ -32,7 +36,11 @@ pub trait OpMath: Element {
     where
         F: Fn(Self::Math, Self::Math) -> Self::Math + Sync,
     {
-        loops::cpu_kernel_binary::<Self, Self, Self>(iter, move |a, b| Self::from_math(f(a.to_math(), b.to_math())))
+        loops::cpu_kernel_binary::<Self, Self, Self>(
+            iter,
+            #[inline(always)]
+            move |a, b| Self::from_math(f(a.to_math(), b.to_math())),
+        )
     }
 }
 

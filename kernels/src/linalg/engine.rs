@@ -53,7 +53,7 @@ impl Dims {
     /// How `gemm` may split one product of these sizes.
     pub(super) fn parallelism(&self) -> Parallelism {
         if self.work() >= PARALLEL_WORK && oxten_runtime::parallel::threads_now() > 1 {
-            Parallelism::Rayon(0)
+            Parallelism::Rayon(oxten_runtime::parallel::threads_now())
         } else {
             Parallelism::None
         }

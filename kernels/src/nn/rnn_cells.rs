@@ -114,6 +114,21 @@ pub fn gru_gates(x_proj: &Tensor, h_proj: &Tensor, h: &Tensor) -> Result<Tensor>
     n.try_add(&z.try_mul(&h.try_sub(&n)?)?)
 }
 
+/// `rnn_tanh_cell` and `rnn_relu_cell`.
+fn elman_cell(
+    input: &Tensor,
+    hx: &Tensor,
+    w_ih: &Tensor,
+    w_hh: &Tensor,
+    b_ih: Option<&Tensor>,
+    b_hh: Option<&Tensor>,
+    relu: bool,
+) -> Result<Tensor> {
+    check_cell(input, hx, w_ih, w_hh, 1, "0")?;
+    let (x, h) = projections(input, hx, w_ih, w_hh, b_ih, b_hh)?;
+    simple_gates(&x, &h, relu)
+}
+
 impl RnnTanhCellCompositeImplicit for Composite {
     fn rnn_tanh_cell(
         input: &Tensor,
@@ -123,9 +138,7 @@ impl RnnTanhCellCompositeImplicit for Composite {
         b_ih: Option<&Tensor>,
         b_hh: Option<&Tensor>,
     ) -> Result<Tensor> {
-        check_cell(input, hx, w_ih, w_hh, 1, "0")?;
-        let (x, h) = projections(input, hx, w_ih, w_hh, b_ih, b_hh)?;
-        simple_gates(&x, &h, false)
+        elman_cell(input, hx, w_ih, w_hh, b_ih, b_hh, false)
     }
 }
 
@@ -138,9 +151,7 @@ impl RnnReluCellCompositeImplicit for Composite {
         b_ih: Option<&Tensor>,
         b_hh: Option<&Tensor>,
     ) -> Result<Tensor> {
-        check_cell(input, hx, w_ih, w_hh, 1, "0")?;
-        let (x, h) = projections(input, hx, w_ih, w_hh, b_ih, b_hh)?;
-        simple_gates(&x, &h, true)
+        elman_cell(input, hx, w_ih, w_hh, b_ih, b_hh, true)
     }
 }
 

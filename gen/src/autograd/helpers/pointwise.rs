@@ -89,3 +89,14 @@ pub fn i1e_backward(grad: &Tensor, x: &Tensor, result: &Tensor) -> Result<Tensor
     let half = ops::full_like::call(&d, Scalar::Float(0.5), None, None, None, None, None)?;
     grad.try_mul(&where_(&ok, &d, &half)?)
 }
+
+/// The forward derivative of `special_zeta(self, other)`: `other_t · -self · ζ(self + 1, other)`.
+/// Its derivative in `self` is not implemented (as the backward's), so a non-zero tangent of
+/// `self` is an error rather than a silently dropped term.
+pub fn special_zeta_jvp(self_t: &Tensor, self_p: &Tensor, other_t: &Tensor, other_p: &Tensor) -> Result<Tensor> {
+    if !self_t.is_meta() && self_t.try_ne_scalar(0)?.try_any()?.item::<bool>()? {
+        return derivative_not_implemented("special_zeta", "self");
+    }
+    let d = self_p.try_neg()?.try_mul(&ops::special_zeta::call(&self_p.try_add_scalar(1.0)?, other_p)?)?;
+    other_t.try_mul(&d)
+}
