@@ -11,13 +11,7 @@ import time
 import torch
 import torch.nn.functional as F
 
-
-def hashed(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    i = torch.arange(n, dtype=torch.int64)
-    return (((i * 2654435761) % (1 << 32)).to(torch.float64) / 4294967296.0).to(torch.float32).reshape(shape)
+from bench_sort_pytorch import hashed
 
 
 def median_time(f):

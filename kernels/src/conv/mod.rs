@@ -21,11 +21,11 @@ pub(crate) mod elem;
 mod gemm;
 mod im2col;
 mod params;
-mod transposed_1d;
 
 use crate::generated::decls::{
     Conv1dCompositeImplicit, Conv1dPaddingCompositeImplicit, Conv2dCompositeImplicit, Conv2dPaddingCompositeImplicit,
-    ConvTranspose2dCompositeImplicit, ConvolutionBackwardCpu, ConvolutionBackwardMeta, ConvolutionCpu, ConvolutionMeta,
+    ConvTranspose1dCompositeImplicit, ConvTranspose2dCompositeImplicit, ConvolutionBackwardCpu,
+    ConvolutionBackwardMeta, ConvolutionCpu, ConvolutionMeta,
 };
 use crate::{Composite, Cpu, Meta};
 use elem::{Bf16Block, FloatElem, Overwrite};
@@ -745,6 +745,45 @@ impl Conv2dPaddingCompositeImplicit for Composite {
     }
 }
 
+/// `conv_transpose1d`/`conv_transpose2d`: `convolution(transposed=true)` on a batch (an unbatched
+/// input gets a batch of one), which checks the weight and parameters.
+#[allow(clippy::too_many_arguments)]
+fn conv_transpose_nd(
+    name: &str,
+    spatial: usize,
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    output_padding: &[i64],
+    groups: i64,
+    dilation: &[i64],
+) -> Result<Tensor> {
+    let (x, batched) = batchify(input, spatial, name)?;
+    let y = ops::convolution::call(&x, weight, bias, stride, padding, dilation, true, output_padding, groups)?;
+    if batched {
+        Ok(y)
+    } else {
+        ops::squeeze_dim::call(&y, 0)
+    }
+}
+
+impl ConvTranspose1dCompositeImplicit for Composite {
+    fn conv_transpose1d(
+        input: &Tensor,
+        weight: &Tensor,
+        bias: Option<&Tensor>,
+        stride: &[i64],
+        padding: &[i64],
+        output_padding: &[i64],
+        groups: i64,
+        dilation: &[i64],
+    ) -> Result<Tensor> {
+        conv_transpose_nd("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups, dilation)
+    }
+}
+
 impl ConvTranspose2dCompositeImplicit for Composite {
     fn conv_transpose2d(
         input: &Tensor,
@@ -756,12 +795,6 @@ impl ConvTranspose2dCompositeImplicit for Composite {
         groups: i64,
         dilation: &[i64],
     ) -> Result<Tensor> {
-        let (x, batched) = batchify(input, 2, "conv_transpose2d")?;
-        let y = ops::convolution::call(&x, weight, bias, stride, padding, dilation, true, output_padding, groups)?;
-        if batched {
-            Ok(y)
-        } else {
-            ops::squeeze_dim::call(&y, 0)
-        }
+        conv_transpose_nd("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups, dilation)
     }
 }

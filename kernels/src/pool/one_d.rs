@@ -22,6 +22,13 @@ fn one(op: &str, name: &str, v: &[i64]) -> Result<i64> {
     }
 }
 
+/// The window and its stride (the window when `stride` is empty, as PyTorch's default).
+fn window(op: &str, kernel_size: &[i64], stride: &[i64]) -> Result<(i64, i64)> {
+    let k = one(op, "kernel_size", kernel_size)?;
+    let s = if stride.is_empty() { k } else { one(op, "stride", stride)? };
+    Ok((k, s))
+}
+
 impl MaxPool1dCompositeImplicit for Composite {
     fn max_pool1d(
         self_: &Tensor,
@@ -33,8 +40,7 @@ impl MaxPool1dCompositeImplicit for Composite {
     ) -> Result<Tensor> {
         const OP: &str = "max_pool1d";
         check_1d(OP, self_)?;
-        let k = one(OP, "kernel_size", kernel_size)?;
-        let s = if stride.is_empty() { k } else { one(OP, "stride", stride)? };
+        let (k, s) = window(OP, kernel_size, stride)?;
         let (p, d) = (one(OP, "padding", padding)?, one(OP, "dilation", dilation)?);
         let x = self_.try_unsqueeze(-2)?;
         ops::max_pool2d::call(&x, &[1, k], &[1, s], &[0, p], &[1, d], ceil_mode)?.try_squeeze_dim(-2)
@@ -52,8 +58,7 @@ impl AvgPool1dCompositeImplicit for Composite {
     ) -> Result<Tensor> {
         const OP: &str = "avg_pool1d";
         check_1d(OP, self_)?;
-        let k = one(OP, "kernel_size", kernel_size)?;
-        let s = if stride.is_empty() { k } else { one(OP, "stride", stride)? };
+        let (k, s) = window(OP, kernel_size, stride)?;
         let p = one(OP, "padding", padding)?;
         let x = self_.try_unsqueeze(-2)?;
         ops::avg_pool2d::call(&x, &[1, k], &[1, s], &[0, p], ceil_mode, count_include_pad, None)?.try_squeeze_dim(-2)
