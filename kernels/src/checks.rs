@@ -2,11 +2,11 @@
 
 use crate::generated::decls::{
     AddcdivCheck, AddcmulCheck, CeilCheck, DivTruncCheck, DivTruncScalarCheck, FloorCheck, FloorDivideCheck,
-    FloorDivideScalarCheck, FracCheck, HeavisideCheck, HypotCheck, IntegerDivisionCheck, IntegerDivisionScalarCheck,
-    LerpScalarCheck, LerpTensorCheck, Logaddexp2Check, LogaddexpCheck, LshiftCheck, LshiftScalarCheck, NegCheck,
-    PolygammaCheck, PowCheck, ReluCheck, RoundCheck, RoundDecimalsCheck, RshiftCheck, RshiftScalarCheck,
-    ScalarIntegerDivisionCheck, ScalarLshiftCheck, ScalarPowCheck, ScalarRshiftCheck, SiluCheck, SubCheck,
-    SubScalarCheck, TruncCheck,
+    FloorDivideScalarCheck, FracCheck, GcdCheck, HeavisideCheck, HypotCheck, IntegerDivisionCheck,
+    IntegerDivisionScalarCheck, LcmCheck, LerpScalarCheck, LerpTensorCheck, Logaddexp2Check, LogaddexpCheck,
+    LshiftCheck, LshiftScalarCheck, NegCheck, PolygammaCheck, PowCheck, ReluCheck, RoundCheck, RoundDecimalsCheck,
+    RshiftCheck, RshiftScalarCheck, ScalarIntegerDivisionCheck, ScalarLshiftCheck, ScalarPowCheck, ScalarRshiftCheck,
+    SiluCheck, SubCheck, SubScalarCheck, TruncCheck,
 };
 use crate::logical::promote::{result_type, Arg};
 use crate::nn::{floating_only, not_implemented};
@@ -309,6 +309,18 @@ fn integer_only(kernel: &str, dtype: DType) -> Result<()> {
 impl LshiftCheck for Meta {
     fn lshift_check(self_: &Tensor, other: &Tensor) -> Result<()> {
         integer_only("lshift_cpu", common2(self_, other))
+    }
+}
+
+impl GcdCheck for Meta {
+    fn gcd_check(self_: &Tensor, other: &Tensor) -> Result<()> {
+        integer_only("gcd_cpu", common2(self_, other))
+    }
+}
+
+impl LcmCheck for Meta {
+    fn lcm_check(self_: &Tensor, other: &Tensor) -> Result<()> {
+        integer_only("lcm_cpu", common2(self_, other))
     }
 }
 

@@ -235,3 +235,90 @@ fn activation_layers_use_pytorch_defaults() -> oxten::Result<()> {
     assert!((1.0 / 8.0..=1.0 / 3.0).contains(&slope), "{slope}");
     Ok(())
 }
+
+/// The 1-d and 3-d layers, transposed convolutions, adaptive max pooling, `LocalResponseNorm`
+/// and `EmbeddingBag` (fixed-size bags, offsets with empty bags and per-sample weights, a
+/// padding index) give PyTorch's outputs with PyTorch's parameters (scripts/nn_fixture.py).
+#[test]
+fn nd_layers_match_pytorch() {
+    let _turn = one_at_a_time();
+    use oxten::nn::{
+        AdaptiveAvgPool1d, AdaptiveAvgPool3d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d,
+        AvgPool3d, Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, EmbeddingBag, EmbeddingBagMode,
+        InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LocalResponseNorm, MaxPool1d, MaxPool3d,
+    };
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/golden/nn_layers_nd.safetensors");
+    let file = oxten::safetensors::load(path).unwrap();
+    let get = |n: &str| file.iter().find(|(k, _)| k == n).unwrap_or_else(|| panic!("{n}")).1.clone();
+    let load = |m: &dyn Module, prefix: &str| {
+        let named: Vec<(String, Tensor)> =
+            m.state_dict().into_iter().map(|(n, t)| (format!("{prefix}.{n}"), t)).collect();
+        let src: Vec<(String, Tensor)> =
+            file.iter().filter(|(k, _)| k.starts_with(&format!("{prefix}."))).cloned().collect();
+        assert_eq!(src.len(), named.len(), "{prefix}: parameters");
+        oxten::safetensors::copy_into(&src, &named).unwrap();
+    };
+    let check = |name: &str, m: &dyn Module, x: &Tensor| {
+        load(m, name);
+        let y = m.forward(x).unwrap();
+        let want = get(&format!("__out_{name}"));
+        assert_eq!(y.sizes(), want.sizes(), "{name}");
+        for (g, w) in y.to_vec::<f32>().unwrap().iter().zip(want.to_vec::<f32>().unwrap()) {
+            assert!((g - w).abs() < 2e-5 * (1.0 + w.abs()), "{name}: {g} vs PyTorch {w}");
+        }
+    };
+    let (x1, x2, x3) = (get("__x1"), get("__x2"), get("__x3"));
+
+    check("conv1", &Conv1d::new(4, 6, 3).stride(2).padding(1), &x1);
+    let mut conv3 = Conv3d::build(4, 6, [2, 3, 2], 1, true);
+    (conv3.stride, conv3.padding, conv3.dilation) = ([1, 2, 1], [1, 0, 1], [2, 1, 1]);
+    check("conv3", &conv3, &x3);
+    check("convg3", &Conv3d::build(4, 6, [2, 2, 2], 2, false), &x3);
+    check("convt1", &ConvTranspose1d::new(4, 6, 3).stride(2).padding(1).output_padding(1), &x1);
+    check("convt2", &ConvTranspose2d::new(4, 6, 3).stride(2).padding(1), &x2);
+    let mut convt3 = ConvTranspose3d::build(4, 6, [2, 3, 2], 1, true);
+    (convt3.stride, convt3.padding, convt3.output_padding) = ([2, 1, 2], [0, 1, 1], [1, 0, 1]);
+    check("convt3", &convt3, &x3);
+
+    check("maxp1", &MaxPool1d::new(3).stride(2).padding(1), &x1);
+    let mut maxp3 = MaxPool3d::new(3).stride(2).padding(1);
+    maxp3.ceil_mode = true;
+    check("maxp3", &maxp3, &x3);
+    check("avgp1", &AvgPool1d::new(3).stride(2).padding(1), &x1);
+    let mut avgp3 = AvgPool3d::new(3).stride(2).padding(1);
+    avgp3.count_include_pad = false;
+    check("avgp3", &avgp3, &x3);
+    check("aavg1", &AdaptiveAvgPool1d::new(4), &x1);
+    check("aavg3", &AdaptiveAvgPool3d::new(2, 3, 4), &x3);
+    check("amax1", &AdaptiveMaxPool1d::new([4]), &x1);
+    check("amax2", &AdaptiveMaxPool2d::new([4, 5]), &x2);
+    check("amax3", &AdaptiveMaxPool3d::new([2, 3, 4]), &x3);
+    let mut lrn = LocalResponseNorm::new(3).unwrap();
+    (lrn.alpha, lrn.beta, lrn.k) = (0.1, 0.6, 2.0);
+    check("lrn", &lrn, &x3);
+    check("inorm1", &InstanceNorm1d::build(4, true, false), &x1);
+    check("inorm3", &InstanceNorm3d::new(4), &x3.select(0, 0));
+    let tracked: Vec<String> = InstanceNorm2d::build(3, true, true).state_dict().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(tracked, ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]);
+
+    let (idx1, offsets, psw) = (get("__idx1"), get("__offsets"), get("__psw"));
+    check("bag_max", &EmbeddingBag::new(7, 3, EmbeddingBagMode::Max), &get("__idx2"));
+    let bag_sum = EmbeddingBag::new(7, 3, EmbeddingBagMode::Sum);
+    load(&bag_sum, "bag_sum");
+    let bag_mean = EmbeddingBag::new(7, 3, EmbeddingBagMode::Mean).with_padding_idx(2).unwrap();
+    load(&bag_mean, "bag_mean");
+    for (name, y) in [
+        ("bag_sum", bag_sum.forward_bags(&idx1, &offsets, Some(&psw)).unwrap()),
+        ("bag_mean", bag_mean.forward_bags(&idx1, &offsets, None).unwrap()),
+    ] {
+        let want = get(&format!("__out_{name}"));
+        assert_eq!(y.sizes(), want.sizes(), "{name}");
+        for (g, w) in y.to_vec::<f32>().unwrap().iter().zip(want.to_vec::<f32>().unwrap()) {
+            assert!((g - w).abs() < 1e-5 * (1.0 + w.abs()), "{name}: {g} vs PyTorch {w}");
+        }
+    }
+    // An index outside the table is an error naming the operator, not a panic.
+    let bad = Tensor::from_vec(vec![1i64, 9], &[2]).unwrap();
+    let err = bag_sum.forward_bags(&bad, &Tensor::from_vec(vec![0i64], &[1]).unwrap(), None).unwrap_err();
+    assert!(err.to_string().contains("embedding_bag") && err.to_string().contains("out of bounds"), "{err}");
+}

@@ -8,13 +8,13 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const NEW_OPS: &str = r#"
-- func: softsign(Tensor self) -> Tensor
-  structured_delegate: softsign.out
+- func: abs_ratio(Tensor self) -> Tensor
+  structured_delegate: abs_ratio.out
   variants: function, method
-- func: softsign_(Tensor(a!) self) -> Tensor(a!)
-  structured_delegate: softsign.out
+- func: abs_ratio_(Tensor(a!) self) -> Tensor(a!)
+  structured_delegate: abs_ratio.out
   variants: function, method
-- func: softsign.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+- func: abs_ratio.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
   structured: True
   structured_inherits: TensorIterator
   pointwise: self / (1 + abs(self))
@@ -31,14 +31,14 @@ const PROBE: &str = r#"
 use oxten::{DType, Tensor};
 fn main() {
     let x = Tensor::from_vec(vec![-3.0f64, 0.0, 1.0, 4.0], &[4]).unwrap();
-    println!("softsign {:?}", x.softsign().to_vec::<f64>().unwrap());
+    println!("abs_ratio {:?}", x.abs_ratio().to_vec::<f64>().unwrap());
     let h = x.to_dtype(DType::BF16);
-    println!("softsign_bf16 {:?}", h.softsign().to_dtype(DType::F32).to_vec::<f32>().unwrap());
+    println!("abs_ratio_bf16 {:?}", h.abs_ratio().to_dtype(DType::F32).to_vec::<f32>().unwrap());
     let y = x.deep_clone();
-    y.softsign_();
+    y.abs_ratio_();
     println!("inplace {:?}", y.to_vec::<f64>().unwrap());
     let out = oxten::empty(&[1]);
-    oxten::softsign_out(&Tensor::from_vec(vec![1.0f32, -1.0], &[2]).unwrap(), &out);
+    oxten::abs_ratio_out(&Tensor::from_vec(vec![1.0f32, -1.0], &[2]).unwrap(), &out);
     println!("out {:?} {:?}", &out.sizes()[..], out.to_vec::<f32>().unwrap());
     // Broadcasting and promotion: int64 [2,1] with f32 [3].
     let a = Tensor::from_vec(vec![1i64, 2], &[2, 1]).unwrap();
@@ -86,10 +86,10 @@ fn pointwise_op_from_yaml_alone_builds_and_computes() {
         .expect("run cargo");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "probe failed:\n{}\n{}", stdout, String::from_utf8_lossy(&out.stderr));
-    // softsign(x) = x / (1 + |x|), computed by hand.
+    // abs_ratio(x) = x / (1 + |x|), computed by hand.
     let expected = [
-        "softsign [-0.75, 0.0, 0.5, 0.8]",
-        "softsign_bf16 [-0.75, 0.0, 0.5, 0.80078125]",
+        "abs_ratio [-0.75, 0.0, 0.5, 0.8]",
+        "abs_ratio_bf16 [-0.75, 0.0, 0.5, 0.80078125]",
         "inplace [-0.75, 0.0, 0.5, 0.8]",
         "out [2] [0.5, -0.5]",
         // (a - b)^2 with a = [[1],[2]], b = [0.5, 1, 3]: int64 + f32 promotes to f32.

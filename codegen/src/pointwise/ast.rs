@@ -138,7 +138,7 @@ macro_rules! funcs {
             /// Whether the function only exists for integer (and bool) compute types: the bit
             /// operations. A floating-point compute type is then an error, as in PyTorch.
             pub fn requires_integer(self) -> bool {
-                matches!(self, Func::Bitand | Func::Bitor | Func::Bitxor | Func::Bitnot | Func::Shl | Func::Shr)
+                matches!(self, Func::Bitand | Func::Bitor | Func::Bitxor | Func::Bitnot | Func::Shl | Func::Shr | Func::Gcd | Func::Lcm)
             }
 
             /// Whether the function returns a boolean (the predicates `isnan`, `isinf`,
@@ -226,6 +226,8 @@ funcs! {
     Bitxor => "bitxor", 2, false, "`bitxor(a, b)`: bitwise exclusive or (integers and booleans only).";
     Bitnot => "bitnot", 1, false, "`bitnot(x)`: bitwise not; logical not for booleans (integers and booleans only).";
     Shl => "shl", 2, false, "`shl(a, b)`: `a` shifted left by `b` bits, 0 when `b` is negative or not below the bit width (integers only).";
+    Gcd => "gcd", 2, false, "`gcd(a, b)`: the greatest common divisor of `|a|` and `|b|`, 0 for `gcd(0, 0)` (integers only).";
+    Lcm => "lcm", 2, false, "`lcm(a, b)`: `|a / gcd(a, b) * b|`, 0 when `gcd` is 0 (integers only, wrapping).";
     Shr => "shr", 2, false, "`shr(a, b)`: `a` shifted right by `b` bits (sign-filling), as far as the bit width when `b` is negative or not below it (integers only).";
 }
 

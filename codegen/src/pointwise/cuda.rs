@@ -88,6 +88,8 @@ pub fn cuda_fn(func: Func) -> &'static str {
         Func::Bitxor => "ox_bitxor",
         Func::Bitnot => "ox_bitnot",
         Func::Shl => "ox_shl",
+        Func::Gcd => "ox_gcd",
+        Func::Lcm => "ox_lcm",
         Func::Shr => "ox_shr",
     }
 }

@@ -191,11 +191,31 @@ fn call(func: Func, v: &[f64]) -> f64 {
                 0.0
             }
         }
+        Func::Gcd => gcd(x as i64, v[1] as i64) as f64,
+        Func::Lcm => {
+            let g = gcd(x as i64, v[1] as i64);
+            if g == 0 {
+                0.0
+            } else {
+                (x as i64).wrapping_div(g).wrapping_mul(v[1] as i64).wrapping_abs() as f64
+            }
+        }
         Func::Shr => {
             let b = v[1] as i64;
             ((x as i64) >> if (0..64).contains(&b) { b } else { 63 }) as f64
         }
     }
+}
+
+/// Euclid's algorithm on the absolute values (wrapping, as PyTorch's `calc_gcd`).
+fn gcd(a: i64, b: i64) -> i64 {
+    let (mut a, mut b) = (a.wrapping_abs(), b.wrapping_abs());
+    while a != 0 {
+        let c = a;
+        a = b.wrapping_rem(a);
+        b = c;
+    }
+    b
 }
 
 /// Python's floor division of floats, computed as PyTorch does: from `fmod`, so that the

@@ -108,6 +108,7 @@
 //! | `bitand(a, b)` `bitor(a, b)` `bitxor(a, b)` | bitwise and, or, xor          | integers |
 //! | `bitnot(x)`       | bitwise not (logical not for booleans)                | integers |
 //! | `shl(a, b)` `shr(a, b)` | shifts, PyTorch's rules for counts outside [0, bits) | integers |
+//! | `gcd(a, b)` `lcm(a, b)` | greatest common divisor, least common multiple of the absolute values | integers |
 //!
 //! # Types
 //!

@@ -1,4 +1,4 @@
-//! `nn.Embedding`.
+//! `nn.Embedding` and `nn.EmbeddingBag`.
 
 use super::{init, Module, Slot};
 use crate::{Result, Tensor};
@@ -41,6 +41,112 @@ impl Embedding {
 impl Module for Embedding {
     fn forward(&self, indices: &Tensor) -> Result<Tensor> {
         crate::ops::embedding::call(&self.weight, indices, self.padding_idx.unwrap_or(-1), false, false)
+    }
+
+    fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
+        f("weight", &self.weight, Slot::Parameter);
+    }
+}
+
+/// How [`EmbeddingBag`] reduces a bag's rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EmbeddingBagMode {
+    /// The sum (weighted by `per_sample_weights` when given).
+    Sum,
+    /// The mean (PyTorch's default).
+    Mean,
+    /// The element-wise maximum.
+    Max,
+}
+
+/// `nn.EmbeddingBag`: the sum, mean or max of the embeddings of each bag of indices, without
+/// forming the per-index embeddings' tensor. `forward` takes a 2-D `[bags, bag_size]` input
+/// (fixed-size bags); [`EmbeddingBag::forward_bags`] takes 1-D indices and the offsets where
+/// each bag starts. Entries equal to `padding_idx` take no part; an empty bag gives zeros.
+pub struct EmbeddingBag {
+    /// `[num_embeddings, embedding_dim]`, normal initialised (the padding row zero).
+    pub weight: Tensor,
+    /// The reduction.
+    pub mode: EmbeddingBagMode,
+    /// The padding row (non-negative).
+    pub padding_idx: Option<i64>,
+    /// Whether `offsets` has one more element, the end of the last bag.
+    pub include_last_offset: bool,
+}
+
+impl EmbeddingBag {
+    /// A table of `num_embeddings × embedding_dim` normal values reduced by `mode`.
+    pub fn new(num_embeddings: i64, embedding_dim: i64, mode: EmbeddingBagMode) -> Self {
+        let weight = crate::empty(&[num_embeddings, embedding_dim]);
+        init::normal_(&weight, 0.0, 1.0);
+        EmbeddingBag { weight: weight.requires_grad_(true), mode, padding_idx: None, include_last_offset: false }
+    }
+
+    /// Sets the padding row (negative counts from the end), zeroing it.
+    pub fn with_padding_idx(mut self, padding_idx: i64) -> Result<Self> {
+        let n = self.weight.sizes()[0];
+        if padding_idx >= n || padding_idx < -n {
+            return Err(crate::Error::value(format!(
+                "padding_idx must be within num_embeddings (got {padding_idx} for {n} embeddings)"
+            ))
+            .in_op("EmbeddingBag"));
+        }
+        let p = if padding_idx < 0 { padding_idx + n } else { padding_idx };
+        crate::autograd::no_grad(|| self.weight.select(0, p).zero_());
+        self.padding_idx = Some(p);
+        Ok(self)
+    }
+
+    /// The bags `indices[offsets[b]..offsets[b + 1]]`, each reduced, with optional per-index
+    /// weights (sum mode only).
+    pub fn forward_bags(
+        &self,
+        indices: &Tensor,
+        offsets: &Tensor,
+        per_sample_weights: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        let mode = match self.mode {
+            EmbeddingBagMode::Sum => 0,
+            EmbeddingBagMode::Mean => 1,
+            EmbeddingBagMode::Max => 2,
+        };
+        let out = crate::ops::embedding_bag_padding_idx::call(
+            &self.weight,
+            indices,
+            offsets,
+            false,
+            mode,
+            false,
+            per_sample_weights,
+            self.include_last_offset,
+            self.padding_idx,
+        )?;
+        Ok(out.0)
+    }
+}
+
+impl Module for EmbeddingBag {
+    /// A `[bags, bag_size]` input: one bag per row.
+    fn forward(&self, input: &Tensor) -> Result<Tensor> {
+        if input.dim() != 2 {
+            return Err(crate::Error::value(format!(
+                "EmbeddingBag.forward takes a 2D input of fixed-size bags (got {}D); use forward_bags with offsets",
+                input.dim()
+            )));
+        }
+        let (bags, size) = (input.sizes()[0], input.sizes()[1]);
+        let offsets = crate::ops::arange_start_step::call(
+            crate::Scalar::Int(0),
+            crate::Scalar::Int(bags * size),
+            crate::Scalar::Int(size.max(1)),
+            Some(crate::DType::I64),
+            None,
+            Some(input.device()),
+            None,
+        )?;
+        let flat = crate::ops::reshape::call(input, &[-1])?;
+        let bag = EmbeddingBag { weight: self.weight.clone(), include_last_offset: false, ..*self };
+        bag.forward_bags(&flat, &offsets, None)
     }
 
     fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {

@@ -36,11 +36,18 @@ pub use activation::{
 };
 pub use attention::{MhaOpts, MultiheadAttention};
 pub use containers::{ModuleDict, ModuleList};
-pub use conv::Conv2d;
-pub use embedding::Embedding;
+pub use conv::{Conv1d, Conv2d, Conv3d, ConvNd, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, ConvTransposeNd};
+pub use embedding::{Embedding, EmbeddingBag, EmbeddingBagMode};
 pub use linear::Linear;
-pub use norm::{BatchNorm2d, GroupNorm, LayerNorm, RMSNorm};
-pub use pool::{AdaptiveAvgPool2d, AvgPool2d, Dropout, MaxPool2d};
+pub use norm::{
+    BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, InstanceNormNd, LayerNorm,
+    LocalResponseNorm, RMSNorm,
+};
+pub use pool::{
+    AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveAvgPoolNd, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+    AdaptiveMaxPool3d, AdaptiveMaxPoolNd, AvgPool1d, AvgPool2d, AvgPool3d, AvgPoolNd, Dropout, MaxPool1d, MaxPool2d,
+    MaxPool3d, MaxPoolNd,
+};
 pub use rnn::{GRUCell, LSTMCell, Nonlinearity, RNNCell, RnnOptions, GRU, LSTM, RNN};
 pub use sequential::Sequential;
 pub use transformer::{

@@ -1,7 +1,8 @@
-//! `nn.BatchNorm2d`.
+//! Normalization layers: `nn.BatchNorm2d`, `nn.LayerNorm`, `nn.GroupNorm`, `nn.RMSNorm`,
+//! `nn.LocalResponseNorm`, `nn.InstanceNorm1d/2d/3d`.
 
 use super::{Module, Slot};
-use crate::{DType, Result, Tensor};
+use crate::{ops, DType, Error, Result, Tensor};
 
 /// Batch normalization over the channel dim of `[N, C, H, W]` input (NCHW or channels_last).
 /// In training it normalizes with the batch's statistics and updates the running ones (momentum
@@ -209,5 +210,136 @@ impl Module for GroupNorm {
     fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
         f("weight", &self.weight, Slot::Parameter);
         f("bias", &self.bias, Slot::Parameter);
+    }
+}
+
+/// `nn.LocalResponseNorm`: each element divided by `(k + alpha · mean of the squares over
+/// `size` neighbouring channels)^beta`.
+#[derive(Clone, Copy, Debug)]
+pub struct LocalResponseNorm {
+    /// Neighbouring channels averaged.
+    pub size: i64,
+    /// Scale of the mean square.
+    pub alpha: f64,
+    /// Exponent.
+    pub beta: f64,
+    /// Additive constant.
+    pub k: f64,
+}
+
+impl LocalResponseNorm {
+    /// PyTorch's defaults: `alpha = 1e-4`, `beta = 0.75`, `k = 1`.
+    pub fn new(size: i64) -> Result<Self> {
+        if size <= 0 {
+            return Err(Error::value(format!("LocalResponseNorm: size must be positive, got {size}")));
+        }
+        Ok(LocalResponseNorm { size, alpha: 1e-4, beta: 0.75, k: 1.0 })
+    }
+}
+
+impl Module for LocalResponseNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        ops::local_response_norm::call(x, self.size, self.alpha, self.beta, self.k)
+    }
+}
+
+/// `nn.InstanceNormNd`: each channel of each sample normalized over its spatial positions;
+/// optionally an affine per-channel `weight`/`bias` (`affine`, off by default as in PyTorch) and
+/// running statistics (`track_running_stats`, off by default), used in evaluation mode.
+/// [`InstanceNorm1d`], [`InstanceNorm2d`] and [`InstanceNorm3d`] are its instances.
+pub struct InstanceNormNd<const N: usize> {
+    /// Per-channel scale (γ), with `affine`.
+    pub weight: Option<Tensor>,
+    /// Per-channel shift (β), with `affine`.
+    pub bias: Option<Tensor>,
+    /// Running mean, variance and `num_batches_tracked`, with `track_running_stats`.
+    pub running: Option<(Tensor, Tensor, Tensor)>,
+    /// Added to the variance before the square root.
+    pub eps: f64,
+    /// Weight of the new statistics in the running ones.
+    pub momentum: f64,
+    training: bool,
+}
+
+/// `nn.InstanceNorm1d` over `[N, C, L]` (or `[C, L]`).
+pub type InstanceNorm1d = InstanceNormNd<1>;
+/// `nn.InstanceNorm2d` over `[N, C, H, W]` (or `[C, H, W]`).
+pub type InstanceNorm2d = InstanceNormNd<2>;
+/// `nn.InstanceNorm3d` over `[N, C, D, H, W]` (or `[C, D, H, W]`).
+pub type InstanceNorm3d = InstanceNormNd<3>;
+
+impl<const N: usize> InstanceNormNd<N> {
+    /// PyTorch's defaults: no affine parameters, no running statistics, `eps = 1e-5`.
+    pub fn new(num_features: i64) -> Self {
+        Self::build(num_features, false, false)
+    }
+
+    /// With the affine parameters (ones, zeros) and/or running statistics (zeros, ones).
+    pub fn build(num_features: i64, affine: bool, track_running_stats: bool) -> Self {
+        let c = [num_features];
+        InstanceNormNd {
+            weight: affine.then(|| crate::ones(&c).requires_grad_(true)),
+            bias: affine.then(|| crate::zeros(&c).requires_grad_(true)),
+            running: track_running_stats.then(|| {
+                let count = crate::options::ZerosOpts { dtype: Some(DType::I64), ..Default::default() };
+                (crate::zeros(&c), crate::ones(&c), crate::zeros_with(&[], count))
+            }),
+            eps: 1e-5,
+            momentum: 0.1,
+            training: true,
+        }
+    }
+}
+
+impl<const N: usize> Module for InstanceNormNd<N> {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        if x.dim() != N + 1 && x.dim() != N + 2 {
+            return Err(Error::value(format!(
+                "InstanceNorm{N}d: expected {}D or {}D input (got {}D input)",
+                N + 1,
+                N + 2,
+                x.dim()
+            )));
+        }
+        // An unbatched input is a batch of one.
+        let batched = x.dim() == N + 2;
+        let xb = if batched { x.clone() } else { ops::unsqueeze::call(x, 0)? };
+        let (rm, rv) = match &self.running {
+            Some((m, v, _)) => (Some(m), Some(v)),
+            None => (None, None),
+        };
+        let use_input_stats = self.training || self.running.is_none();
+        let y = ops::instance_norm::call(
+            &xb,
+            self.weight.as_ref(),
+            self.bias.as_ref(),
+            rm,
+            rv,
+            use_input_stats,
+            self.momentum,
+            self.eps,
+            false,
+        )?;
+        if batched {
+            Ok(y)
+        } else {
+            ops::squeeze_dim::call(&y, 0)
+        }
+    }
+
+    fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
+        if let (Some(w), Some(b)) = (&self.weight, &self.bias) {
+            f("weight", w, Slot::Parameter);
+            f("bias", b, Slot::Parameter);
+        }
+        if let Some((m, v, n)) = &self.running {
+            f("running_mean", m, Slot::Buffer);
+            f("running_var", v, Slot::Buffer);
+            f("num_batches_tracked", n, Slot::Buffer);
+        }
+    }
+
+    fn set_training(&mut self, training: bool) {
+        self.training = training;
     }
 }

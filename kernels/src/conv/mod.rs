@@ -1,7 +1,7 @@
 //! Convolution: `convolution` and `convolution_backward` (CPU and Meta kernels: PyTorch's
 //! composite `convolution` picks a backend implementation, and here each backend is one), and
 //! the composites `conv1d`, `conv2d`, their `padding='same'|'valid'` overloads and
-//! `conv_transpose2d`.
+//! `conv_transpose2d`; the 3-D ones are sums of 2-D ones over the kernel's depth ([`three_d`]).
 //!
 //! `convolution` checks its arguments as PyTorch's `_convolution` does ([`params`]), views a
 //! 1-d convolution as a 2-d one over a height of 1, picks the memory format of the computation
@@ -21,6 +21,7 @@ pub(crate) mod elem;
 mod gemm;
 mod im2col;
 mod params;
+mod three_d;
 
 use crate::generated::decls::{
     Conv1dCompositeImplicit, Conv1dPaddingCompositeImplicit, Conv2dCompositeImplicit, Conv2dPaddingCompositeImplicit,

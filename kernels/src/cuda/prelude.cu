@@ -321,6 +321,25 @@ template <class T> __device__ __forceinline__ T ox_shl(T a, T b) {
   const long long bits = sizeof(T) * 8, s = (long long)b;
   return (s < 0 || s >= bits) ? T(0) : T((unsigned long long)(long long)a << s);
 }
+// gcd/lcm as PyTorch's calc_gcd: Euclid on the absolute values (unsigned negation wraps).
+template <class T> __device__ __forceinline__ T ox_iabs(T x) {
+  return x < T(0) ? T(0ull - (unsigned long long)(long long)x) : x;
+}
+template <class T> __device__ __forceinline__ T ox_gcd(T a, T b) {
+  a = ox_iabs(a);
+  b = ox_iabs(b);
+  while (a != T(0)) {
+    T c = a;
+    a = T(b % a);
+    b = c;
+  }
+  return b;
+}
+template <class T> __device__ __forceinline__ T ox_lcm(T a, T b) {
+  T g = ox_gcd(a, b);
+  if (g == T(0)) return T(0);
+  return ox_iabs(T((unsigned long long)(long long)(a / g) * (unsigned long long)(long long)b));
+}
 template <class T> __device__ __forceinline__ T ox_shr(T a, T b) {
   const long long bits = sizeof(T) * 8, s = (long long)b;
   if (s < 0 || s >= bits) return a < T(0) ? T(-1) : T(0);

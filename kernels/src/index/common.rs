@@ -193,9 +193,22 @@ macro_rules! match_size {
 pub(crate) use match_size;
 
 /// `dst += src` in an element type, as PyTorch's CPU kernels add: integers wrap, bool is `or`,
-/// f16/bf16 are added in f32 and rounded after every addition.
+/// f16/bf16 are added in f32 and rounded after every addition; and the other reductions of
+/// `scatter_reduce` (`prod`, `amax`, `amin`, NaN propagating) with their identities.
 pub(crate) trait Accumulate: Copy + Send + Sync + 'static {
     fn acc(self, other: Self) -> Self;
+    /// `self * other` (wrapping; bool is `and`).
+    fn mul(self, other: Self) -> Self;
+    /// The larger, NaN if either is NaN.
+    fn max_nan(self, other: Self) -> Self;
+    /// The smaller, NaN if either is NaN.
+    fn min_nan(self, other: Self) -> Self;
+    /// `amax`'s identity: -inf, or the type's lowest value.
+    const LOWEST: Self;
+    /// `amin`'s identity: +inf, or the type's highest value.
+    const HIGHEST: Self;
+    const ZERO: Self;
+    const ONE: Self;
 }
 
 macro_rules! acc_int {
@@ -203,6 +216,16 @@ macro_rules! acc_int {
         impl Accumulate for $t {
             #[inline(always)]
             fn acc(self, other: Self) -> Self { self.wrapping_add(other) }
+            #[inline(always)]
+            fn mul(self, other: Self) -> Self { self.wrapping_mul(other) }
+            #[inline(always)]
+            fn max_nan(self, other: Self) -> Self { self.max(other) }
+            #[inline(always)]
+            fn min_nan(self, other: Self) -> Self { self.min(other) }
+            const LOWEST: Self = <$t>::MIN;
+            const HIGHEST: Self = <$t>::MAX;
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
         }
     )*};
 }
@@ -213,31 +236,64 @@ impl Accumulate for bool {
     fn acc(self, other: Self) -> Self {
         self | other
     }
-}
-impl Accumulate for f32 {
     #[inline(always)]
-    fn acc(self, other: Self) -> Self {
-        self + other
+    fn mul(self, other: Self) -> Self {
+        self & other
     }
-}
-impl Accumulate for f64 {
     #[inline(always)]
-    fn acc(self, other: Self) -> Self {
-        self + other
+    fn max_nan(self, other: Self) -> Self {
+        self | other
     }
-}
-impl Accumulate for f16 {
     #[inline(always)]
-    fn acc(self, other: Self) -> Self {
-        f16::from_f32(self.to_f32() + other.to_f32())
+    fn min_nan(self, other: Self) -> Self {
+        self & other
     }
+    const LOWEST: Self = false;
+    const HIGHEST: Self = true;
+    const ZERO: Self = false;
+    const ONE: Self = true;
 }
-impl Accumulate for bf16 {
-    #[inline(always)]
-    fn acc(self, other: Self) -> Self {
-        bf16::from_f32(self.to_f32() + other.to_f32())
-    }
+
+macro_rules! acc_float {
+    ($t:ty, $to:expr, $from:expr, $inf:expr, $zero:expr, $one:expr) => {
+        impl Accumulate for $t {
+            #[inline(always)]
+            fn acc(self, other: Self) -> Self {
+                $from($to(self) + $to(other))
+            }
+            #[inline(always)]
+            fn mul(self, other: Self) -> Self {
+                $from($to(self) * $to(other))
+            }
+            #[inline(always)]
+            fn max_nan(self, other: Self) -> Self {
+                let (a, b) = ($to(self), $to(other));
+                if b.is_nan() || a < b {
+                    other
+                } else {
+                    self
+                }
+            }
+            #[inline(always)]
+            fn min_nan(self, other: Self) -> Self {
+                let (a, b) = ($to(self), $to(other));
+                if b.is_nan() || a > b {
+                    other
+                } else {
+                    self
+                }
+            }
+            const LOWEST: Self = $inf.0;
+            const HIGHEST: Self = $inf.1;
+            const ZERO: Self = $zero;
+            const ONE: Self = $one;
+        }
+    };
 }
+acc_float!(f32, |x: f32| x, |x: f32| x, (f32::NEG_INFINITY, f32::INFINITY), 0.0, 1.0);
+acc_float!(f64, |x: f64| x, |x: f64| x, (f64::NEG_INFINITY, f64::INFINITY), 0.0, 1.0);
+acc_float!(f16, f16::to_f32, f16::from_f32, (f16::NEG_INFINITY, f16::INFINITY), f16::ZERO, f16::ONE);
+acc_float!(bf16, bf16::to_f32, bf16::from_f32, (bf16::NEG_INFINITY, bf16::INFINITY), bf16::ZERO, bf16::ONE);
 
 /// Runs `$body` with `$T` the element type of `$dtype`, for the [`Accumulate`] kernels.
 macro_rules! match_acc {

@@ -1,5 +1,5 @@
-//! Element-wise gathers and scatters along one dim: `gather`, `scatter.src`, `scatter.value`
-//! and `scatter_add` (structured, with in-place and `out=` variants).
+//! Element-wise gathers and scatters along one dim: `gather`, `scatter.src`, `scatter.value`,
+//! `scatter_add` and `scatter_reduce.two` (structured, with in-place and `out=` variants).
 //!
 //! Every kernel walks the index's shape with the indexed dim innermost (PyTorch's
 //! `cpu_scatter_gather_base_kernel`): positions along the other dims are shared by `self`, the
@@ -13,13 +13,13 @@ use super::common::{
 };
 use super::select::require_index_dtype;
 use crate::generated::decls::{
-    GatherOutCpu, GatherOutMetaFn, ScatterAddCpu, ScatterAddOutMetaFn, ScatterSrcOutCpu, ScatterSrcOutMetaFn,
-    ScatterValueOutCpu, ScatterValueOutMetaFn,
+    GatherOutCpu, GatherOutMetaFn, ScatterAddCpu, ScatterAddOutMetaFn, ScatterReduceTwoCpu, ScatterReduceTwoOutMetaFn,
+    ScatterSrcOutCpu, ScatterSrcOutMetaFn, ScatterValueOutCpu, ScatterValueOutMetaFn,
 };
 use crate::iter::{copy_, StructuredOutputs};
 use crate::logical::promote::FromScalar;
 use crate::{Cpu, Meta};
-use oxten_runtime::{match_dtype, wrap_dim, Error, Result, Scalar, Tensor};
+use oxten_runtime::{match_dtype, ops, wrap_dim, Error, Result, Scalar, Tensor};
 
 /// `gather_shape_check`.
 fn gather_shape_check(self_: &Tensor, dim: usize, index: &Tensor) -> Result<()> {
@@ -221,6 +221,38 @@ enum Mode<'a> {
     Value(Scalar),
     /// `out[..] += src[..]`
     Add(&'a Tensor),
+    /// `out[..] = reduce(out[..], src[..])`
+    Reduce(&'a Tensor, Reduction),
+    /// `out[..] =` the reduction's identity (`scatter_reduce` without `include_self`).
+    Identity(Reduction),
+}
+
+/// `scatter_reduce`'s `reduce` argument.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reduction {
+    Sum,
+    Prod,
+    Mean,
+    Amax,
+    Amin,
+}
+
+impl Reduction {
+    /// Parses `reduce` as `scatter_reduce` takes it.
+    pub(crate) fn parse(reduce: &str) -> Result<Reduction> {
+        Ok(match reduce {
+            "sum" => Reduction::Sum,
+            "prod" => Reduction::Prod,
+            "mean" => Reduction::Mean,
+            "amax" => Reduction::Amax,
+            "amin" => Reduction::Amin,
+            other => {
+                return Err(Error::value(format!(
+                    "reduce argument must be either sum, prod, mean, amax or amin, got {other}"
+                )))
+            }
+        })
+    }
 }
 
 /// `out` starts as a copy of `self`; then every index element writes its value at its
@@ -234,8 +266,8 @@ fn scatter_into(self_: &Tensor, dim: i64, index: &Tensor, mode: Mode<'_>, out: &
         return Ok(());
     }
     let src = match mode {
-        Mode::Src(s) | Mode::Add(s) => Some(s),
-        Mode::Value(_) => None,
+        Mode::Src(s) | Mode::Add(s) | Mode::Reduce(s, _) => Some(s),
+        Mode::Value(_) | Mode::Identity(_) => None,
     };
     let w = walk(out, d, index, src);
     let n = *w.shape.last().unwrap_or(&1) as isize;
@@ -249,9 +281,19 @@ fn scatter_into(self_: &Tensor, dim: i64, index: &Tensor, mode: Mode<'_>, out: &
     match_dtype!(out.dtype(), T => {
         let value: Option<T> = match mode {
             Mode::Value(v) => Some(<T as FromScalar>::from_scalar(v)?),
+            Mode::Identity(Reduction::Sum | Reduction::Mean) => Some(T::ZERO),
+            Mode::Identity(Reduction::Prod) => Some(T::ONE),
+            Mode::Identity(Reduction::Amax) => Some(T::LOWEST),
+            Mode::Identity(Reduction::Amin) => Some(T::HIGHEST),
             _ => None,
         };
-        let add = matches!(mode, Mode::Add(_));
+        let add = matches!(mode, Mode::Add(_) | Mode::Reduce(_, Reduction::Sum | Reduction::Mean));
+        let combine: Option<fn(T, T) -> T> = match mode {
+            Mode::Reduce(_, Reduction::Prod) => Some(T::mul),
+            Mode::Reduce(_, Reduction::Amax) => Some(T::max_nan),
+            Mode::Reduce(_, Reduction::Amin) => Some(T::min_nan),
+            _ => None,
+        };
         for_each_row(&w.shape, [xs, is, ss], true, |[x, i, s], _| {
             if err.failed() {
                 return;
@@ -272,7 +314,13 @@ fn scatter_into(self_: &Tensor, dim: i64, index: &Tensor, mode: Mode<'_>, out: &
                         Some(c) => c,
                         None => *(srcp.get() as *const T).offset(s + k * si),
                     };
-                    *o = if add { (*o).acc(val) } else { val };
+                    *o = if add {
+                        (*o).acc(val)
+                    } else if let Some(f) = combine {
+                        f(*o, val)
+                    } else {
+                        val
+                    };
                 }
             }
         });
@@ -331,5 +379,62 @@ impl ScatterAddOutMetaFn for Meta {
 impl ScatterAddCpu for Cpu {
     fn scatter_add(self_: &Tensor, dim: i64, index: &Tensor, src: &Tensor, out: &Tensor) -> Result<()> {
         scatter_into(self_, dim, index, Mode::Add(src), out)
+    }
+}
+
+impl ScatterReduceTwoOutMetaFn for Meta {
+    fn scatter_reduce_two_out(
+        outs: &mut StructuredOutputs,
+        self_: &Tensor,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+        reduce: &str,
+        _include_self: bool,
+    ) -> Result<()> {
+        Reduction::parse(reduce)?;
+        if src.dtype() != self_.dtype() {
+            return Err(Error::dtype("scatter_reduce(): Expected self.dtype to be equal to src.dtype"));
+        }
+        scatter_meta(outs, self_, dim, index, Some(src))
+    }
+}
+
+impl ScatterReduceTwoCpu for Cpu {
+    /// PyTorch's `scatter_reduce.two`: without `include_self` the scattered-to positions start
+    /// from the reduction's identity; `mean` divides the sums by the number of values each
+    /// position received (plus one for `self`), rounding down for integers.
+    fn scatter_reduce_two(
+        self_: &Tensor,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+        reduce: &str,
+        include_self: bool,
+        out: &Tensor,
+    ) -> Result<()> {
+        let op = Reduction::parse(reduce)?;
+        if !self_.is_same(out) {
+            copy_(out, self_)?;
+        }
+        if !include_self {
+            scatter_into(out, dim, index, Mode::Identity(op), out)?;
+        }
+        scatter_into(out, dim, index, Mode::Reduce(src, op), out)?;
+        if op == Reduction::Mean {
+            let start = if include_self { Scalar::Int(1) } else { Scalar::Int(0) };
+            let count = ops::full_like::call(out, start, None, None, None, None, None)?;
+            let count =
+                ops::scatter_add::call(&count, dim, index, &ops::ones_like::call(src, None, None, None, None, None)?)?;
+            let count =
+                ops::masked_fill_scalar::call(&count, &ops::eq_scalar::call(&count, Scalar::Int(0))?, Scalar::Int(1))?;
+            let mean = if out.dtype().is_floating_point() {
+                ops::div::call(out, &count)?
+            } else {
+                ops::div_tensor_mode::call(out, &count, Some("floor"))?
+            };
+            copy_(out, &mean)?;
+        }
+        Ok(())
     }
 }

@@ -1,10 +1,12 @@
 //! `index_add`, `index_copy`, `index_fill` and `masked_scatter` (functional forms):
 //! CompositeImplicitAutograd over `index_put` (with `None` for the dims before `dim`) and
-//! `where`, so repeated indices accumulate for `index_add` and gradients come from those ops.
+//! `where`, so repeated indices accumulate for `index_add` and gradients come from those ops;
+//! and `index_reduce` (+ `_`), `scatter_reduce` with the index expanded over the source's slices.
 
 use crate::generated::decls::{
     IndexAddCompositeImplicit, IndexCopyCompositeImplicit, IndexFillScalarCompositeImplicit,
-    IndexFillTensorCompositeImplicit, MaskedScatterCompositeImplicit,
+    IndexFillTensorCompositeImplicit, IndexReduceCompositeImplicit, IndexReduceInplaceCompositeImplicit,
+    MaskedScatterCompositeImplicit,
 };
 use crate::iter::infer_size;
 use crate::support::type_meta_name;
@@ -172,5 +174,67 @@ impl MaskedScatterCompositeImplicit for Composite {
         let at = count.try_sub_scalar(1)?.try_clamp_min(0)?;
         let picked = ops::index_select::call(&ops::reshape::call(source, &[-1])?, 0, &at)?;
         ops::where_self::call(&m, &ops::reshape::call(&picked, &shape)?, &x)
+    }
+}
+
+/// `index_reduce`'s checks, then the `scatter_reduce` index: `index[i]` at every position of
+/// `source`'s slice `i` along `dim`. Returns (self as at least 1-D, dim, index, source).
+fn index_reduce_args(
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    source: &Tensor,
+    reduce: &str,
+) -> Result<(Tensor, usize, Tensor, Tensor)> {
+    const OP: &str = "index_reduce_";
+    if !matches!(reduce, "prod" | "mean" | "amax" | "amin") {
+        return Err(Error::value(format!(
+            "index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got {reduce}."
+        )));
+    }
+    let (x, d, idx) = prepare(OP, self_, dim, index)?;
+    let src = source_for(OP, self_, &x, d, idx.numel(), source)?;
+    let n = x.sizes()[d];
+    if idx.numel() > 0 && x.device() == oxten_runtime::Device::Cpu {
+        let bad = ops::logical_or::call(
+            &ops::lt_scalar::call(&idx, Scalar::Int(0))?,
+            &ops::ge_scalar::call(&idx, Scalar::Int(n))?,
+        )?;
+        if ops::any::call(&bad)?.item::<bool>()? {
+            return Err(Error::index(format!("{OP}(): index out of range for dimension {d} with size {n}")));
+        }
+    }
+    let mut shape = vec![1; src.dim()];
+    shape[d] = -1;
+    let expanded = ops::expand::call(&ops::reshape::call(&idx, &shape)?, &src.sizes(), false)?;
+    Ok((x, d, expanded, src))
+}
+
+impl IndexReduceCompositeImplicit for Composite {
+    fn index_reduce(
+        self_: &Tensor,
+        dim: i64,
+        index: &Tensor,
+        source: &Tensor,
+        reduce: &str,
+        include_self: bool,
+    ) -> Result<Tensor> {
+        let (x, d, idx, src) = index_reduce_args(self_, dim, index, source, reduce)?;
+        shaped_like(ops::scatter_reduce_two::call(&x, d as i64, &idx, &src, reduce, include_self)?, self_)
+    }
+}
+
+impl IndexReduceInplaceCompositeImplicit for Composite {
+    fn index_reduce_(
+        self_: &Tensor,
+        dim: i64,
+        index: &Tensor,
+        source: &Tensor,
+        reduce: &str,
+        include_self: bool,
+    ) -> Result<Tensor> {
+        let (x, d, idx, src) = index_reduce_args(self_, dim, index, source, reduce)?;
+        ops::scatter_reduce_two_::call(&x, d as i64, &idx, &src, reduce, include_self)?;
+        Ok(self_.clone())
     }
 }

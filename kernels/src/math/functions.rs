@@ -216,6 +216,18 @@ pub fn shl<T: Integer>(a: T, b: T) -> T {
     a.shift_left(b)
 }
 
+/// The greatest common divisor of `|a|` and `|b|` (see [`Integer::gcd`]).
+#[inline(always)]
+pub fn gcd<T: Integer>(a: T, b: T) -> T {
+    a.gcd(b)
+}
+
+/// The least common multiple of `|a|` and `|b|`, 0 when their `gcd` is 0 (see [`Integer::lcm`]).
+#[inline(always)]
+pub fn lcm<T: Integer>(a: T, b: T) -> T {
+    a.lcm(b)
+}
+
 /// `a >> b` with PyTorch's rule for counts outside `[0, bits)` (see [`Integer::shift_right`]).
 #[inline(always)]
 pub fn shr<T: Integer>(a: T, b: T) -> T {

@@ -614,10 +614,15 @@ pub trait Integer: Element {
     /// `self >> rhs` as PyTorch (sign-filling for signed types): every bit shifted out (the sign
     /// fill, 0 for `u8`) when `rhs` (read as signed) is negative or not below the bit width.
     fn shift_right(self, rhs: Self) -> Self;
+    /// Euclid's algorithm on the absolute values, PyTorch's `calc_gcd` (wrapping: the absolute
+    /// value of the most negative integer is itself).
+    fn gcd(self, rhs: Self) -> Self;
+    /// `|self / gcd * rhs|`, 0 when the `gcd` is 0 (wrapping where it overflows).
+    fn lcm(self, rhs: Self) -> Self;
 }
 
 macro_rules! impl_integer {
-    ($t:ident, $signed:ident, $unsigned:ident) => {
+    ($t:ident, $signed:ident, $unsigned:ident, $abs:expr) => {
         impl Integer for $t {
             #[inline(always)]
             fn bit_and(self, rhs: Self) -> Self {
@@ -659,15 +664,34 @@ macro_rules! impl_integer {
                     self >> s
                 }
             }
+            #[inline(always)]
+            fn gcd(self, rhs: Self) -> Self {
+                let (mut a, mut b) = ($abs(self), $abs(rhs));
+                while a != 0 {
+                    let c = a;
+                    a = b.wrapping_rem(a);
+                    b = c;
+                }
+                b
+            }
+            #[inline(always)]
+            fn lcm(self, rhs: Self) -> Self {
+                let g = self.gcd(rhs);
+                if g == 0 {
+                    0
+                } else {
+                    $abs(self.wrapping_div(g).wrapping_mul(rhs))
+                }
+            }
         }
     };
 }
 
-impl_integer!(i8, i8, u8);
-impl_integer!(i16, i16, u16);
-impl_integer!(i32, i32, u32);
-impl_integer!(i64, i64, u64);
-impl_integer!(u8, i8, u8);
+impl_integer!(i8, i8, u8, i8::wrapping_abs);
+impl_integer!(i16, i16, u16, i16::wrapping_abs);
+impl_integer!(i32, i32, u32, i32::wrapping_abs);
+impl_integer!(i64, i64, u64, i64::wrapping_abs);
+impl_integer!(u8, i8, u8, |x: u8| x);
 
 impl_int!(i8, i8::wrapping_abs);
 impl_int!(i16, i16::wrapping_abs);

@@ -2,7 +2,8 @@
 //! `relu6` is `hardtanh(x, 0, 6)`, `selu` and `celu` are `elu` with fixed or derived scales,
 //! `glu` multiplies one half of a dimension by the sigmoid of the other, `prelu` is
 //! `where(x > 0, x, weight * x)` with the weight laid along dim 1, and `rrelu` is a leaky ReLU
-//! with the mean slope (evaluation) or uniformly drawn slopes (training). Their backends,
+//! with the mean slope (evaluation) or uniformly drawn slopes (training); `softsign`, `tanhshrink`
+//! and `softmin` are `torch.nn.functional`'s Python-level ones. Their backends,
 //! gradients and double backward are those of the operators they call; the argument checks and
 //! error messages are PyTorch's.
 
@@ -10,7 +11,8 @@ use super::not_implemented;
 use crate::generated::decls::{
     CeluCompositeImplicit, CeluInplaceCompositeImplicit, GluCompositeImplicit, LogSigmoidCheck, PreluCompositeImplicit,
     Relu6CompositeImplicit, Relu6InplaceCompositeImplicit, RreluCompositeImplicit, RreluInplaceCompositeImplicit,
-    SeluCompositeImplicit, SeluInplaceCompositeImplicit,
+    SeluCompositeImplicit, SeluInplaceCompositeImplicit, SoftminCompositeImplicit, SoftsignCompositeImplicit,
+    TanhshrinkCompositeImplicit,
 };
 use crate::{Composite, Meta};
 use oxten_runtime::{ops, wrap_dim, DType, Error, Generator, Result, Scalar, Tensor};
@@ -187,5 +189,25 @@ impl RreluInplaceCompositeImplicit for Composite {
 impl LogSigmoidCheck for Meta {
     fn log_sigmoid_check(self_: &Tensor) -> Result<()> {
         super::floating_only("log_sigmoid_cpu", self_.dtype())
+    }
+}
+
+impl SoftsignCompositeImplicit for Composite {
+    fn softsign(input: &Tensor) -> Result<Tensor> {
+        ops::div::call(input, &input.try_abs()?.try_add_scalar(Scalar::Int(1))?)
+    }
+}
+
+impl TanhshrinkCompositeImplicit for Composite {
+    fn tanhshrink(input: &Tensor) -> Result<Tensor> {
+        ops::sub::call(input, &ops::tanh::call(input)?, Scalar::Int(1))
+    }
+}
+
+impl SoftminCompositeImplicit for Composite {
+    fn softmin(input: &Tensor, dim: Option<i64>, dtype: Option<DType>) -> Result<Tensor> {
+        // Without `dim`, PyTorch's legacy `_get_softmax_dim`: 0 for 0-, 1- and 3-D input, else 1.
+        let dim = dim.unwrap_or(if matches!(input.dim(), 0 | 1 | 3) { 0 } else { 1 });
+        ops::softmax::call(&input.try_neg()?, dim, dtype)
     }
 }

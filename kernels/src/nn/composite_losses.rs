@@ -1,17 +1,22 @@
 //! Losses that PyTorch composes from pointwise operators (its `Loss.cpp`): `l1_loss`,
 //! `smooth_l1_loss`, `huber_loss`, `soft_margin_loss`, `hinge_embedding_loss`,
 //! `margin_ranking_loss`, `cosine_embedding_loss`, `triplet_margin_loss`, `kl_div`,
-//! `poisson_nll_loss` and `binary_cross_entropy`. CompositeImplicitAutograd: gradients come from
-//! the operators, and every backend that has them has the losses.
+//! `poisson_nll_loss` and `binary_cross_entropy`, `multi_margin_loss` and
+//! `multilabel_margin_loss` (kernels in PyTorch, composites here), and the losses that
+//! `torch.nn.functional` writes in Python: `gaussian_nll_loss` and `multilabel_soft_margin_loss`.
+//! CompositeImplicitAutograd: gradients come from the operators, and every backend that has them
+//! has the losses.
 
 use crate::generated::decls::{
-    BinaryCrossEntropyCompositeImplicit, CosineEmbeddingLossCompositeImplicit, HingeEmbeddingLossCompositeImplicit,
-    HuberLossCompositeImplicit, KlDivCompositeImplicit, L1LossCompositeImplicit, MarginRankingLossCompositeImplicit,
+    BinaryCrossEntropyCompositeImplicit, CosineEmbeddingLossCompositeImplicit, GaussianNllLossCompositeImplicit,
+    GaussianNllLossFloatVarCompositeImplicit, HingeEmbeddingLossCompositeImplicit, HuberLossCompositeImplicit,
+    KlDivCompositeImplicit, L1LossCompositeImplicit, MarginRankingLossCompositeImplicit,
+    MultiMarginLossCompositeImplicit, MultilabelMarginLossCompositeImplicit, MultilabelSoftMarginLossCompositeImplicit,
     PoissonNllLossCompositeImplicit, SmoothL1LossCompositeImplicit, SoftMarginLossCompositeImplicit,
     TripletMarginLossCompositeImplicit,
 };
 use crate::Composite;
-use oxten_runtime::{ops, Error, Result, Scalar, Tensor};
+use oxten_runtime::{ops, DType, Error, Result, Scalar, Tensor};
 
 /// PyTorch's `apply_loss_reduction`: 0 none, 1 mean, 2 sum.
 fn reduce(loss: Tensor, reduction: i64) -> Result<Tensor> {
@@ -244,5 +249,225 @@ impl BinaryCrossEntropyCompositeImplicit for Composite {
             None => loss,
         };
         reduce(loss, reduction)
+    }
+}
+
+/// PyTorch's shape check of the multi-class margin losses: `(nframe, dim)` of a non-empty vector,
+/// a matrix whose batch may be empty, or a 0-dim input.
+fn margin_frames(self_: &Tensor) -> Result<(i64, i64)> {
+    let s = self_.sizes();
+    match s.len() {
+        0 => Ok((1, 1)),
+        1 if s[0] != 0 => Ok((1, s[0])),
+        2 if s[1] != 0 => Ok((s[0], s[1])),
+        _ => Err(Error::runtime(format!(
+            "Expected non-empty vector or matrix with optional 0-dim batch size, but got: {:?}",
+            &s[..]
+        ))),
+    }
+}
+
+/// Whether any element of `t` lies outside `[lo, hi)` (read on the CPU, as PyTorch's kernel).
+fn any_outside(t: &Tensor, lo: i64, hi: i64) -> Result<bool> {
+    if t.numel() == 0 || t.device() != oxten_runtime::Device::Cpu {
+        return Ok(false);
+    }
+    let outside =
+        ops::logical_or::call(&ops::lt_scalar::call(t, Scalar::Int(lo))?, &ops::ge_scalar::call(t, Scalar::Int(hi))?)?;
+    ops::any::call(&outside)?.item::<bool>()
+}
+
+impl MultiMarginLossCompositeImplicit for Composite {
+    fn multi_margin_loss(
+        self_: &Tensor,
+        target: &Tensor,
+        p: Scalar,
+        margin: Scalar,
+        weight: Option<&Tensor>,
+        reduction: i64,
+    ) -> Result<Tensor> {
+        let p = p.to_f64();
+        if p != 1.0 && p != 2.0 {
+            return Err(Error::value("only p == 1 and p == 2 supported"));
+        }
+        let (nframe, dim) = margin_frames(self_)?;
+        if target.dim() > 1 || target.numel() != nframe {
+            return Err(Error::runtime(format!(
+                "inconsistent target size, expected {nframe} but got {:?}",
+                &target.sizes()[..]
+            )));
+        }
+        if let Some(w) = weight {
+            if w.dim() > 1 || w.numel() != dim {
+                return Err(Error::runtime(format!(
+                    "inconsistent weight size, expected {dim} but got {:?}",
+                    &w.sizes()[..]
+                )));
+            }
+        }
+        super::expect_dtype(DType::I64, target.dtype())?;
+        if any_outside(target, 0, dim)? {
+            return Err(Error::runtime("target out of range"));
+        }
+        let x = ops::reshape::call(self_, &[nframe, dim])?;
+        let y = ops::reshape::call(target, &[nframe, 1])?;
+        let x_y = ops::gather::call(&x, 1, &y, false)?;
+        // relu, not clamp: PyTorch's kernel counts a term only where it is positive, so a term
+        // exactly at 0 gives no gradient.
+        let z = ops::relu::call(&ops::sub::call(&x, &x_y, one())?.try_add_scalar(margin)?)?;
+        let mut z = if p == 2.0 { ops::mul::call(&z, &z)? } else { z };
+        if let Some(w) = weight {
+            let w_y = ops::index_select::call(&ops::reshape::call(w, &[dim])?, 0, &ops::reshape::call(&y, &[nframe])?)?;
+            z = ops::mul::call(&z, &ops::unsqueeze::call(&w_y, 1)?)?;
+        }
+        let classes = ops::arange::call(Scalar::Int(dim), Some(DType::I64), None, None, None)?;
+        let other_class = ops::ne::call(&ops::unsqueeze::call(&classes, 0)?, &y)?;
+        let z = ops::where_scalarother::call(&other_class, &z, Scalar::Int(0))?;
+        let per_sample = ops::sum_dim_intlist::call(&z, Some(&[1]), false, None)?.try_div_scalar(Scalar::Int(dim))?;
+        let per_sample = if target.dim() == 0 { ops::reshape::call(&per_sample, &[])? } else { per_sample };
+        reduce(per_sample, reduction)
+    }
+}
+
+impl MultilabelMarginLossCompositeImplicit for Composite {
+    fn multilabel_margin_loss(self_: &Tensor, target: &Tensor, reduction: i64) -> Result<Tensor> {
+        let (nframe, dim) = margin_frames(self_)?;
+        let consistent = if self_.dim() <= 1 {
+            target.dim() <= 1 && target.numel() == dim
+        } else {
+            target.sizes()[..] == [nframe, dim]
+        };
+        if !consistent {
+            return Err(Error::runtime(format!(
+                "inconsistent target size: {:?} for input of size: {:?}",
+                &target.sizes()[..],
+                &self_.sizes()[..]
+            )));
+        }
+        super::expect_dtype(DType::I64, target.dtype())?;
+        if any_outside(target, -1, dim)? {
+            return Err(Error::runtime("argument #2 'target' is out of range"));
+        }
+        let x = ops::reshape::call(self_, &[nframe, dim])?;
+        let t = ops::reshape::call(target, &[nframe, dim])?;
+        // A row's targets are its entries before the first -1; a class listed twice counts twice.
+        let listed = ops::cumprod::call(&ops::ne_scalar::call(&t, Scalar::Int(-1))?, 1, Some(DType::I64))?;
+        let listed_bool = ops::ne_scalar::call(&listed, Scalar::Int(0))?;
+        let index = ops::where_scalarother::call(&listed_bool, &t, Scalar::Int(0))?;
+        let zeros = ops::zeros_like::call(&x, None, None, None, None, None)?;
+        let counts =
+            ops::scatter_add::call(&zeros, 1, &index, &ops::to_dtype::call(&listed, x.dtype(), false, false, None)?)?;
+        let not_target = ops::eq_scalar::call(&counts, Scalar::Int(0))?;
+        // hinge[n, j, i] = max(0, 1 - (x[n, j] - x[n, i])) for target j and non-target i.
+        let diff = ops::sub::call(&ops::unsqueeze::call(&x, 1)?, &ops::unsqueeze::call(&x, 2)?, one())?;
+        let hinge = ops::relu::call(&diff.try_add_scalar(one())?)?;
+        let pair_weight = ops::mul::call(&ops::unsqueeze::call(&counts, 2)?, &ops::unsqueeze::call(&not_target, 1)?)?;
+        let z = ops::mul::call(&hinge, &pair_weight)?;
+        let per_sample =
+            ops::sum_dim_intlist::call(&z, Some(&[1, 2]), false, None)?.try_div_scalar(Scalar::Int(dim))?;
+        let per_sample = if target.dim() <= 1 { ops::reshape::call(&per_sample, &[])? } else { per_sample };
+        reduce(per_sample, reduction)
+    }
+}
+
+/// `torch.nn.functional.gaussian_nll_loss`'s shape rule for `var`: the input's shape, the
+/// input's shape without its last dimension (unsqueezed), or broadcastable with one mismatch.
+fn gaussian_var(input: &Tensor, var: &Tensor) -> Result<Tensor> {
+    if var.numel() > 0 && ops::any::call(&ops::lt_scalar::call(var, Scalar::Int(0))?)?.item::<bool>()? {
+        return Err(Error::value("var has negative entry/entries"));
+    }
+    let (is, vs) = (input.sizes(), var.sizes());
+    if is[..] == vs[..] {
+        return Ok(var.clone());
+    }
+    if is[..is.len().saturating_sub(1)] == vs[..] {
+        return ops::unsqueeze::call(var, -1);
+    }
+    let mismatch: i64 = is.iter().zip(vs.iter()).filter(|(x, y)| x != y).map(|(_, y)| *y).sum();
+    if is.len() == vs.len() && mismatch == 1 {
+        return Ok(var.clone());
+    }
+    Err(Error::value("var is of incorrect size"))
+}
+
+fn gaussian_nll(input: &Tensor, target: &Tensor, var: &Tensor, full: bool, eps: f64, reduction: i64) -> Result<Tensor> {
+    if !(0..=2).contains(&reduction) {
+        return Err(Error::value(format!("{reduction} is not valid")));
+    }
+    // The clamp is made without recording (PyTorch clamps a clone under no_grad), so the
+    // gradient reaches `var` unchanged: `clamped + (var - var.detach())` is `clamped` in value.
+    let detached = var.detach();
+    let clamped = ops::clamp_min::call(&detached, Scalar::Float(eps))?;
+    let var = if var.requires_grad() {
+        ops::add::call(&clamped, &ops::sub::call(var, &detached, one())?, one())?
+    } else {
+        clamped
+    };
+    let d = ops::sub::call(input, target, one())?;
+    let sq = ops::div::call(&ops::mul::call(&d, &d)?, &var)?;
+    let mut loss = ops::add::call(&ops::log::call(&var)?, &sq, one())?.try_mul_scalar(Scalar::Float(0.5))?;
+    if full {
+        loss = loss.try_add_scalar(Scalar::Float(0.5 * (2.0 * std::f64::consts::PI).ln()))?;
+    }
+    reduce(loss, reduction)
+}
+
+impl GaussianNllLossCompositeImplicit for Composite {
+    fn gaussian_nll_loss(
+        input: &Tensor,
+        target: &Tensor,
+        var: &Tensor,
+        full: bool,
+        eps: f64,
+        reduction: i64,
+    ) -> Result<Tensor> {
+        gaussian_nll(input, target, &gaussian_var(input, var)?, full, eps, reduction)
+    }
+}
+
+impl GaussianNllLossFloatVarCompositeImplicit for Composite {
+    fn gaussian_nll_loss_float_var(
+        input: &Tensor,
+        target: &Tensor,
+        var: f64,
+        full: bool,
+        eps: f64,
+        reduction: i64,
+    ) -> Result<Tensor> {
+        if var < 0.0 {
+            return Err(Error::value("var has negative entry/entries"));
+        }
+        let var = ops::full_like::call(input, Scalar::Float(var), None, None, None, None, None)?;
+        gaussian_nll(input, target, &var, full, eps, reduction)
+    }
+}
+
+impl MultilabelSoftMarginLossCompositeImplicit for Composite {
+    fn multilabel_soft_margin_loss(
+        input: &Tensor,
+        target: &Tensor,
+        weight: Option<&Tensor>,
+        reduction: i64,
+    ) -> Result<Tensor> {
+        if input.dim() == 0 {
+            return Err(Error::index("Dimension specified as -1 but tensor has no dimensions"));
+        }
+        let pos = ops::mul::call(target, &ops::log_sigmoid::call(input)?)?;
+        let neg = ops::mul::call(
+            &ops::rsub_scalar::call(target, one(), one())?,
+            &ops::log_sigmoid::call(&input.try_neg()?)?,
+        )?;
+        let mut loss = ops::add::call(&pos, &neg, one())?.try_neg()?;
+        if let Some(w) = weight {
+            loss = ops::mul::call(&loss, w)?;
+        }
+        let class_dim = input.dim() as i64 - 1;
+        let classes = input.sizes()[class_dim as usize];
+        let per_sample =
+            ops::sum_dim_intlist::call(&loss, Some(&[class_dim]), false, None)?.try_div_scalar(Scalar::Int(classes))?;
+        if !(0..=2).contains(&reduction) {
+            return Err(Error::value(format!("{reduction} is not valid")));
+        }
+        reduce(per_sample, reduction)
     }
 }

@@ -23,6 +23,7 @@ mod composite_losses;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod distance;
+mod embedding_bag;
 mod loss;
 mod one_hot;
 pub mod rnn_cells;

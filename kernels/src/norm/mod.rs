@@ -1,5 +1,6 @@
 //! Normalization: `native_batch_norm`, `native_layer_norm`, `native_group_norm`, their backward
-//! operators, and the composites `batch_norm`, `layer_norm`, `group_norm`.
+//! operators, and the composites `batch_norm`, `layer_norm`, `group_norm` (`normalize` and
+//! `local_response_norm` are in [`functional`]).
 //!
 //! Every kernel works on a dense copy of its input in one of two physical orders (see [`Ncs`]):
 //!
@@ -23,6 +24,7 @@
 mod batch_norm;
 #[cfg(feature = "cuda")]
 mod cuda;
+mod functional;
 mod group_norm;
 mod instance_norm;
 mod layer_norm;

@@ -225,6 +225,19 @@ impl FromIValue for (Tensor, Tensor, Tensor) {
     }
 }
 
+impl FromIValue for (Tensor, Tensor, Tensor, Tensor) {
+    fn from_ivalue(v: IValue) -> Result<Self> {
+        match v {
+            IValue::TensorList(l) if l.len() == 4 => {
+                let mut it = l.into_iter();
+                let (a, b, c, d) = (it.next(), it.next(), it.next(), it.next());
+                Ok((a.expect("len 4"), b.expect("len 4"), c.expect("len 4"), d.expect("len 4")))
+            }
+            other => Err(mismatch("(Tensor, Tensor, Tensor, Tensor)", &other)),
+        }
+    }
+}
+
 /// Pops the returns of a boxed call: a kernel pushes one value per return, in order; several
 /// returns come back packed as a list.
 pub fn pop_returns<R: FromIValue>(stack: &mut Stack, n: usize) -> Result<R> {

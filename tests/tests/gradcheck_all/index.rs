@@ -89,6 +89,45 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             let i = dup_idx.clone();
             move |x| fresh(&x[0])?.try_scatter_add_(0, &i, &x[1])
         }),
+        // ---- scatter_reduce: every reduction, with and without self ----
+        case("scatter_reduce.two", "sum, repeated", vec![r.any(&[3, 3]), r.any(&[2, 3])], {
+            let i = dup_idx.clone();
+            move |x| oxten::ops::scatter_reduce_two::call(&x[0], 0, &i, &x[1], "sum", true)
+        }),
+        case("scatter_reduce.two", "prod, without self", vec![r.distinct(&[3, 3]), r.distinct(&[2, 3])], {
+            let i = dup_idx.clone();
+            move |x| oxten::ops::scatter_reduce_two::call(&x[0], 0, &i, &x[1], "prod", false)
+        }),
+        case("scatter_reduce.two", "prod with a zero in src", vec![r.distinct(&[3, 3]), r.distinct(&[2, 3])], {
+            let i = dup_idx.clone();
+            move |x| {
+                let zero = Tensor::from_vec(vec![1.0f64, 1.0, 0.0, 1.0, 1.0, 1.0], &[2, 3])?;
+                let src = x[1].try_mul(&zero)?;
+                oxten::ops::scatter_reduce_two::call(&x[0], 0, &i, &src, "prod", true)
+            }
+        }),
+        case("scatter_reduce.two", "mean, transposed self", vec![r.transposed(&[3, 3]), r.any(&[2, 3])], {
+            let i = dup_idx.clone();
+            move |x| oxten::ops::scatter_reduce_two::call(&x[0], 0, &i, &x[1], "mean", true)
+        }),
+        case("scatter_reduce.two", "mean, without self", vec![r.any(&[3, 3]), r.any(&[2, 3])], {
+            let i = dup_idx.clone();
+            move |x| oxten::ops::scatter_reduce_two::call(&x[0], 0, &i, &x[1], "mean", false)
+        }),
+        // `distinct` draws both operands from one set of values; half a step apart, no element of
+        // `src` ties with one of `self`.
+        case("scatter_reduce.two", "amax", vec![r.distinct(&[3, 3]), r.distinct(&[2, 3])], {
+            let i = dup_idx.clone();
+            move |x| oxten::ops::scatter_reduce_two::call(&x[0], 0, &i, &x[1].try_add_scalar(0.185)?, "amax", true)
+        }),
+        case("scatter_reduce.two", "amin, dim 1, without self", vec![r.distinct(&[3, 4]), r.distinct(&[3, 2])], {
+            let i = s_idx.clone();
+            move |x| oxten::ops::scatter_reduce_two::call(&x[0], 1, &i, &x[1].try_add_scalar(0.185)?, "amin", false)
+        }),
+        case("scatter_reduce.two", "in-place prod", vec![r.distinct(&[3, 3]), r.distinct(&[2, 3])], {
+            let i = dup_idx.clone();
+            move |x| oxten::ops::scatter_reduce_two_::call(&fresh(&x[0])?, 0, &i, &x[1], "prod", true)
+        }),
         // ---- masked_fill ----
         case("masked_fill.Scalar", "", vec![r.any(&[3, 4])], {
             let m = m34.clone();

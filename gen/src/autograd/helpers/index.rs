@@ -156,3 +156,104 @@ pub fn index_put_self_backward(
     let z = zeros(values_sizes, grad.dtype(), grad.device())?;
     ops::index_put::call(grad, indices, &z, false)
 }
+
+/// `scatter_reduce`'s gradients of `self` and `src` (PyTorch's `scatter_reduce_backward`):
+/// `sum` passes the gradient; `mean` divides it by each position's count; `prod` multiplies
+/// it by the product of the other contributions (formed without dividing by a zero where a
+/// position received exactly one zero); `amax`/`amin` share it evenly among the elements
+/// equal to the result. Without `include_self`, `self`'s scattered-to positions get none.
+#[allow(clippy::too_many_arguments)]
+pub fn scatter_reduce_backward(
+    grad: &Tensor,
+    self_: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: &str,
+    include_self: bool,
+    result: &Tensor,
+) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    const ONE: Scalar = Scalar::Int(1);
+    let (grad_self, grad_src) = match reduce {
+        "sum" => (grad.clone(), ops::gather::call(grad, dim, index, false)?),
+        "mean" => {
+            let start = if include_self { ONE } else { Scalar::Int(0) };
+            let n = ops::full_like::call(grad, start, None, None, None, None, None)?;
+            let n = ops::scatter_add::call(&n, dim, index, &ops::ones_like::call(src, None, None, None, None, None)?)?;
+            let n = ops::masked_fill_scalar::call(&n, &ops::eq_scalar::call(&n, Scalar::Int(0))?, ONE)?;
+            let g = ops::div::call(grad, &n)?;
+            let gs = ops::gather::call(&g, dim, index, false)?;
+            (g, gs)
+        }
+        "prod" => {
+            // self's share: the product of everything else at its position.
+            let masked_self = ops::masked_fill_scalar::call(self_, &ops::eq_scalar::call(self_, Scalar::Int(0))?, ONE)?;
+            let masked_self_result =
+                ops::scatter_reduce_two::call(&masked_self, dim, index, src, reduce, include_self)?;
+            let grad_self = ops::div::call(&ops::mul::call(grad, &masked_self_result)?, &masked_self)?;
+            // src's share: result / src, or for the one zero at a position, the product of the
+            // others (computed with that zero replaced by one).
+            let src_zero = ops::eq_scalar::call(src, Scalar::Int(0))?;
+            let zeros_at = ops::scatter_add::call(
+                &zeros_like(self_)?,
+                dim,
+                index,
+                &ops::to_dtype::call(&src_zero, self_.dtype(), false, false, None)?,
+            )?;
+            let src_num_zeros = ops::gather::call(&zeros_at, dim, index, false)?;
+            let single_zero = ops::logical_and::call(&src_zero, &ops::eq_scalar::call(&src_num_zeros, ONE)?)?;
+            let masked_src = ops::masked_fill_scalar::call(src, &single_zero, ONE)?;
+            let masked_src_result =
+                ops::scatter_reduce_two::call(self_, dim, index, &masked_src, reduce, include_self)?;
+            let via_others = ops::gather::call(&ops::mul::call(grad, &masked_src_result)?, dim, index, false)?;
+            let via_result = ops::div::call(
+                &ops::gather::call(&ops::mul::call(grad, result)?, dim, index, false)?,
+                &ops::masked_fill_scalar::call(src, &src_zero, ONE)?,
+            )?;
+            (grad_self, ops::where_self::call(&single_zero, &via_others, &via_result)?)
+        }
+        "amax" | "amin" => {
+            let value = ops::gather::call(result, dim, index, false)?;
+            let self_is_result = ops::to_dtype::call(&ops::eq::call(self_, result)?, grad.dtype(), false, false, None)?;
+            let src_is_result = ops::to_dtype::call(&ops::eq::call(src, &value)?, grad.dtype(), false, false, None)?;
+            let n = ops::scatter_add::call(&self_is_result, dim, index, &src_is_result)?;
+            let shared = ops::div::call(grad, &n)?;
+            let grad_self = ops::mul::call(&self_is_result, &shared)?;
+            let grad_src = ops::mul::call(&src_is_result, &ops::gather::call(&shared, dim, index, false)?)?;
+            (grad_self, grad_src)
+        }
+        other => {
+            return Err(oxten_runtime::Error::value(format!(
+                "reduce argument must be either sum, prod, mean, amax or amin, got {other}"
+            )))
+        }
+    };
+    let grad_self =
+        if include_self { grad_self } else { ops::scatter_value::call(&grad_self, dim, index, Scalar::Int(0))? };
+    Ok((Some(grad_self), Some(grad_src)))
+}
+
+/// `scatter_reduce`'s tangent: every element of `self` and `src` lands in one output element,
+/// so the tangent is each one's tangent times its backward weight (the backward at a gradient
+/// of ones), summed per output element.
+#[allow(clippy::too_many_arguments)]
+pub fn scatter_reduce_jvp(
+    self_p: &Tensor,
+    self_t: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src_p: &Tensor,
+    src_t: &Tensor,
+    reduce: &str,
+    include_self: bool,
+    result: &Tensor,
+) -> Result<Tensor> {
+    if matches!(reduce, "sum" | "mean") {
+        return ops::scatter_reduce_two::call(self_t, dim, index, src_t, reduce, include_self);
+    }
+    let ones = ops::ones_like::call(result, None, None, None, None, None)?;
+    let (w_self, w_src) = scatter_reduce_backward(&ones, self_p, dim, index, src_p, reduce, include_self, result)?;
+    let (w_self, w_src) = (w_self.unwrap_or(zeros_like(self_p)?), w_src.unwrap_or(zeros_like(src_p)?));
+    let from_src = ops::mul::call(&w_src, src_t)?;
+    ops::scatter_add::call(&ops::mul::call(&w_self, self_t)?, dim, index, &from_src)
+}

@@ -1,0 +1,274 @@
+//! `embedding_bag` (+ `.padding_idx`): the sum, mean or max of the `weight` rows each bag of
+//! `indices` names, a bag running from its offset to the next. CompositeImplicitAutograd: the
+//! bags are read on the host, the rows are an `index_select` (times `per_sample_weights`), and
+//! the reduction is `index_add` (sum, mean) or `scatter_reduce(amax)`; the gradient of `weight`
+//! is theirs. Entries equal to `padding_idx` take no part (and do not count for the mean); an
+//! empty bag gives zeros. `sparse` is accepted and the gradient is dense.
+//!
+//! The four outputs are PyTorch's: the bags, `offset2bag` (each index's bag), `bag_size` (each
+//! bag's entries) and `max_indices` (the row each maximum came from in max mode, else
+//! `bag_size`).
+
+use crate::generated::decls::{EmbeddingBagCompositeImplicit, EmbeddingBagPaddingIdxCompositeImplicit};
+use crate::Composite;
+use oxten_runtime::{ops, DType, Error, Result, Scalar, Tensor};
+
+/// The host values of an integer index tensor.
+fn host_i64(t: &Tensor, what: &str) -> Result<Vec<i64>> {
+    if !matches!(t.dtype(), DType::I64 | DType::I32) {
+        return Err(Error::dtype(format!(
+            "embedding_bag: expected {what} to be a Long or Int tensor, but got {}",
+            crate::support::type_meta_name(t.dtype())
+        )));
+    }
+    let host = t.try_to_device(oxten_runtime::Device::Cpu)?;
+    ops::to_dtype::call(&host, DType::I64, false, false, None)?.to_vec::<i64>()
+}
+
+fn long(v: Vec<i64>, sizes: &[i64], like: &Tensor) -> Result<Tensor> {
+    Tensor::from_vec(v, sizes)?.try_to_device(like.device())
+}
+
+/// f16/bf16 bags are reduced in f32 and rounded once, as PyTorch's CPU kernel accumulates.
+#[allow(clippy::too_many_arguments)]
+fn embedding_bag(
+    weight: &Tensor,
+    indices: &Tensor,
+    offsets: &Tensor,
+    scale_grad_by_freq: bool,
+    mode: i64,
+    per_sample_weights: Option<&Tensor>,
+    include_last_offset: bool,
+    padding_idx: Option<i64>,
+) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+    let dtype = weight.dtype();
+    if !matches!(dtype, DType::F16 | DType::BF16) || per_sample_weights.is_some_and(|w| w.dtype() != dtype) {
+        return bags(
+            weight,
+            indices,
+            offsets,
+            scale_grad_by_freq,
+            mode,
+            per_sample_weights,
+            include_last_offset,
+            padding_idx,
+        );
+    }
+    let wide = |t: &Tensor| t.try_to_dtype(DType::F32);
+    let psw = per_sample_weights.map(wide).transpose()?;
+    let (out, offset2bag, bag_size, max_indices) = bags(
+        &wide(weight)?,
+        indices,
+        offsets,
+        scale_grad_by_freq,
+        mode,
+        psw.as_ref(),
+        include_last_offset,
+        padding_idx,
+    )?;
+    Ok((out.try_to_dtype(dtype)?, offset2bag, bag_size, max_indices))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bags(
+    weight: &Tensor,
+    indices: &Tensor,
+    offsets: &Tensor,
+    scale_grad_by_freq: bool,
+    mode: i64,
+    per_sample_weights: Option<&Tensor>,
+    include_last_offset: bool,
+    padding_idx: Option<i64>,
+) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+    if weight.dim() != 2 {
+        return Err(Error::runtime(format!(
+            "embedding_bag: weight has to be a 2D Tensor, but got Tensor of dimension {}",
+            weight.dim()
+        )));
+    }
+    for (t, name, arg) in [(indices, "indices", 2), (offsets, "offsets", 3)] {
+        if t.dim() != 1 {
+            return Err(Error::runtime(format!(
+                "Expected 1-dimensional tensor, but got {}-dimensional tensor for argument #{arg} '{name}' (while \
+                 checking arguments for embedding_bag)",
+                t.dim()
+            )));
+        }
+    }
+    if !(0..=2).contains(&mode) {
+        return Err(Error::value(format!("embedding_bag: mode has to be 0 (sum), 1 (mean) or 2 (max), got {mode}")));
+    }
+    if per_sample_weights.is_some() && mode != 0 {
+        return Err(Error::runtime("embedding_bag: per_sample_weights only supported with mode='sum'"));
+    }
+    if let Some(w) = per_sample_weights {
+        if w.dim() != 1 || w.numel() != indices.numel() {
+            return Err(Error::runtime(format!(
+                "embedding_bag: per_sample_weights ({:?}) must have the shape of the indices ({:?})",
+                &w.sizes()[..],
+                &indices.sizes()[..]
+            )));
+        }
+        if w.dtype() != weight.dtype() {
+            return Err(Error::dtype(format!(
+                "embedding_bag: expected per_sample_weights to have the weight's dtype {}, but got {}",
+                crate::support::type_meta_name(weight.dtype()),
+                crate::support::type_meta_name(w.dtype())
+            )));
+        }
+    }
+    if mode == 2 && scale_grad_by_freq {
+        return Err(Error::runtime("max mode does not support scaling the gradient by the frequency"));
+    }
+    let idx = host_i64(indices, "indices")?;
+    let offs = host_i64(offsets, "offsets")?;
+    let (n, rows, dims) = (idx.len() as i64, weight.sizes()[0], weight.sizes()[1]);
+    if let Some(&first) = offs.first() {
+        if first != 0 {
+            return Err(Error::runtime(format!(
+                "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from position 0. \
+                 However, got {first}"
+            )));
+        }
+    }
+    if let Some(&last) = offs.last() {
+        if last > n {
+            return Err(Error::runtime(format!(
+                "offsets[-1] can not be greater than input's length ({n}), but got offsets[-1] of {last}"
+            )));
+        }
+    }
+    if offs.windows(2).any(|w| w[1] < w[0]) {
+        return Err(Error::runtime("embedding_bag: offsets must be non-decreasing"));
+    }
+    let bags = if include_last_offset { offs.len().saturating_sub(1) } else { offs.len() };
+    // Each position's bag; positions past the last bag (include_last_offset) belong to none.
+    let end = if include_last_offset { offs.get(bags).copied().unwrap_or(0) } else { n };
+    let mut offset2bag = vec![0i64; idx.len()];
+    let (mut kept_pos, mut kept_bag, mut kept_idx) = (vec![], vec![], vec![]);
+    let mut bag_size = vec![0i64; bags];
+    let mut b = 0usize;
+    // A negative padding_idx counts from the end, as in `embedding`.
+    let pad = match padding_idx {
+        Some(p) if !(-rows..rows).contains(&p) => {
+            return Err(Error::index(format!(
+                "padding_idx must be within the number of embeddings, -{rows} through {}, but got {p}",
+                rows - 1
+            )))
+        }
+        Some(p) if p < 0 => Some(p + rows),
+        other => other,
+    };
+    for (p, &v) in idx.iter().enumerate() {
+        while b + 1 < bags && offs[b + 1] <= p as i64 {
+            b += 1;
+        }
+        if !(0..rows).contains(&v) {
+            return Err(Error::index(format!("embedding_bag: index {v} is out of bounds for a weight of {rows} rows")));
+        }
+        offset2bag[p] = b as i64;
+        if bags == 0 || p as i64 >= end || Some(v) == pad {
+            continue;
+        }
+        kept_pos.push(p as i64);
+        kept_bag.push(b as i64);
+        kept_idx.push(v);
+        bag_size[b] += 1;
+    }
+    let k = kept_idx.len() as i64;
+    let mut picked = ops::index_select::call(weight, 0, &long(kept_idx.clone(), &[k], weight)?)?;
+    if scale_grad_by_freq {
+        // The gradient of each row divided by how often its index occurs; the values unchanged.
+        let mut freq = vec![0f64; rows as usize];
+        for &v in &idx {
+            freq[v as usize] += 1.0;
+        }
+        let scale: Vec<f64> = kept_idx.iter().map(|&v| 1.0 / freq[v as usize]).collect();
+        let scale = Tensor::from_vec(scale, &[k, 1])?.try_to_device(weight.device())?.try_to_dtype(weight.dtype())?;
+        let frozen = picked.detach();
+        let moving = ops::sub::call(&picked, &frozen, Scalar::Int(1))?;
+        picked = ops::add::call(&frozen, &ops::mul::call(&moving, &scale)?, Scalar::Int(1))?;
+    }
+    if let Some(w) = per_sample_weights {
+        let w = ops::index_select::call(w, 0, &long(kept_pos, &[k], weight)?)?;
+        picked = ops::mul::call(&picked, &ops::unsqueeze::call(&w, 1)?)?;
+    }
+    let zeros = ops::new_zeros::call(weight, &[bags as i64, dims], None, None, None, None)?;
+    let bag_t = long(kept_bag, &[k], weight)?;
+    let bag_size_t = long(bag_size.clone(), &[bags as i64], weight)?;
+    let (out, max_indices) = match mode {
+        0 | 1 => {
+            let sum = ops::index_add::call(&zeros, 0, &bag_t, &picked, Scalar::Int(1))?;
+            let out = if mode == 1 {
+                let count: Vec<f64> = bag_size.iter().map(|&c| c.max(1) as f64).collect();
+                let count = Tensor::from_vec(count, &[bags as i64, 1])?.try_to_device(weight.device())?;
+                ops::div::call(&sum, &count.try_to_dtype(weight.dtype())?)?
+            } else {
+                sum
+            };
+            (out, bag_size_t.clone())
+        }
+        _ => {
+            let spread = ops::expand::call(&ops::unsqueeze::call(&bag_t, 1)?, &[k, dims], false)?;
+            let out = ops::scatter_reduce_two::call(&zeros, 0, &spread, &picked, "amax", false)?;
+            // The row each maximum came from (the largest such row where several tie).
+            let rows_t =
+                ops::expand::call(&ops::unsqueeze::call(&long(kept_idx, &[k], weight)?, 1)?, &[k, dims], false)?;
+            let won = ops::eq::call(&picked, &ops::gather::call(&out, 0, &spread, false)?)?;
+            let cand = ops::where_scalarother::call(&won, &rows_t, Scalar::Int(-1))?;
+            let none = ops::full::call(
+                &[bags as i64, dims],
+                Scalar::Int(-1),
+                Some(DType::I64),
+                None,
+                Some(weight.device()),
+                None,
+            )?;
+            let at = ops::scatter_reduce_two::call(&none, 0, &spread, &cand, "amax", true)?;
+            (out, ops::clamp_min::call(&at, Scalar::Int(0))?)
+        }
+    };
+    Ok((out, long(offset2bag, &[n], weight)?, bag_size_t, max_indices))
+}
+
+impl EmbeddingBagCompositeImplicit for Composite {
+    #[allow(clippy::too_many_arguments)]
+    fn embedding_bag(
+        weight: &Tensor,
+        indices: &Tensor,
+        offsets: &Tensor,
+        scale_grad_by_freq: bool,
+        mode: i64,
+        _sparse: bool,
+        per_sample_weights: Option<&Tensor>,
+        include_last_offset: bool,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+        embedding_bag(weight, indices, offsets, scale_grad_by_freq, mode, per_sample_weights, include_last_offset, None)
+    }
+}
+
+impl EmbeddingBagPaddingIdxCompositeImplicit for Composite {
+    #[allow(clippy::too_many_arguments)]
+    fn embedding_bag_padding_idx(
+        weight: &Tensor,
+        indices: &Tensor,
+        offsets: &Tensor,
+        scale_grad_by_freq: bool,
+        mode: i64,
+        _sparse: bool,
+        per_sample_weights: Option<&Tensor>,
+        include_last_offset: bool,
+        padding_idx: Option<i64>,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+        embedding_bag(
+            weight,
+            indices,
+            offsets,
+            scale_grad_by_freq,
+            mode,
+            per_sample_weights,
+            include_last_offset,
+            padding_idx,
+        )
+    }
+}
