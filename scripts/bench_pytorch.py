@@ -65,6 +65,13 @@ def main():
     out["layout/sum_dim0_64x256"] = median_time(lambda: act.sum(0))
     act_t = rand_tensor(64 * 256, torch.float32).view(256, 64).t()
     out["layout/transpose_contiguous_64x256"] = median_time(lambda: act_t.contiguous())
+    rows, dim, bags, per = 100_000, 64, 2048, 20
+    weight = rand_tensor(rows * dim, torch.float32).view(rows, dim)
+    indices = torch.arange(bags * per, dtype=torch.int64) * 7919 % rows
+    offsets = torch.arange(bags, dtype=torch.int64) * per
+    for name in ("sum", "max"):
+        out[f"nn/embedding_bag_{name}/{bags * per}"] = median_time(
+            lambda: torch.nn.functional.embedding_bag(indices, weight, offsets, mode=name))
     print(f"# torch {torch.__version__}, threads {torch.get_num_threads()}")
     for k, v in out.items():
         print(f"{k} {v:.9e}")

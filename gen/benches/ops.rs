@@ -80,5 +80,26 @@ fn reductions_and_layouts(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, tiny_add, elementwise, reductions_and_layouts);
+/// `embedding_bag` forward on a recommender-sized table: 2048 bags of 20 rows of a 100 000 × 64
+/// f32 table, sum and max.
+fn embedding_bags(c: &mut Criterion) {
+    let mut g = c.benchmark_group("nn");
+    g.sample_size(20);
+    let (rows, dim, bags, per) = (100_000i64, 64i64, 2048i64, 20i64);
+    let weight = rand_tensor(rows * dim, DType::F32).view(&[rows, dim]);
+    let indices =
+        Tensor::from_vec((0..bags * per).map(|i| i * 7919 % rows).collect::<Vec<_>>(), &[bags * per]).unwrap();
+    let offsets = Tensor::from_vec((0..bags).map(|b| b * per).collect::<Vec<_>>(), &[bags]).unwrap();
+    for (mode, name) in [(0, "sum"), (2, "max")] {
+        g.bench_function(BenchmarkId::new(format!("embedding_bag_{name}"), bags * per), |bench| {
+            bench.iter(|| {
+                let out = oxten::ops::embedding_bag::call(&weight, &indices, &offsets, false, mode, false, None, false);
+                black_box(out.unwrap().0)
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, tiny_add, elementwise, reductions_and_layouts, embedding_bags);
 criterion_main!(benches);

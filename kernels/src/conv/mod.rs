@@ -35,7 +35,7 @@ use oxten_runtime::dtype::{bf16, f16};
 use oxten_runtime::{ops, DType, Device, Error, MemoryFormat, Result, Tensor};
 pub(crate) use params::list;
 use params::{
-    backend_format, batchify, check_bias_dtype, check_dtypes, check_shape, output_sizes, uses_mkldnn, Params,
+    backend_format, batchify, check_bias_dtype, check_dtypes, check_shape, output_sizes, unbatch, uses_mkldnn, Params,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -592,11 +592,7 @@ fn conv_nd(
     check_bias_dtype(input, bias)?;
     let (x, batched) = batchify(input, spatial, name)?;
     let y = ops::convolution::call(&x, weight, bias, stride, padding, dilation, false, &vec![0; spatial], groups)?;
-    if batched {
-        Ok(y)
-    } else {
-        ops::squeeze_dim::call(&y, 0)
-    }
+    unbatch(y, batched)
 }
 
 /// `_convolution_mode`: `padding='valid'` is no padding; `padding='same'` pads so that the
@@ -711,11 +707,7 @@ fn conv_padding_nd(
 ) -> Result<Tensor> {
     let (x, batched) = batchify(input, spatial, name)?;
     let y = convolution_mode(&x, weight, bias, stride, padding, dilation, groups)?;
-    if batched {
-        Ok(y)
-    } else {
-        ops::squeeze_dim::call(&y, 0)
-    }
+    unbatch(y, batched)
 }
 
 impl Conv1dPaddingCompositeImplicit for Composite {
@@ -763,11 +755,7 @@ fn conv_transpose_nd(
 ) -> Result<Tensor> {
     let (x, batched) = batchify(input, spatial, name)?;
     let y = ops::convolution::call(&x, weight, bias, stride, padding, dilation, true, output_padding, groups)?;
-    if batched {
-        Ok(y)
-    } else {
-        ops::squeeze_dim::call(&y, 0)
-    }
+    unbatch(y, batched)
 }
 
 impl ConvTranspose1dCompositeImplicit for Composite {

@@ -330,3 +330,12 @@ pub(crate) fn batchify(input: &Tensor, spatial: usize, name: &str) -> Result<(Te
     let x = if is_batched { input.clone() } else { oxten_runtime::ops::unsqueeze::call(input, 0)? };
     Ok((x, is_batched))
 }
+
+/// The result of a convolution on [`batchify`]'s input, without the batch it added.
+pub(crate) fn unbatch(y: Tensor, batched: bool) -> Result<Tensor> {
+    if batched {
+        Ok(y)
+    } else {
+        oxten_runtime::ops::squeeze_dim::call(&y, 0)
+    }
+}

@@ -10,7 +10,7 @@
 //! output, which is then cropped by the padding. CompositeImplicitAutograd: the gradients are
 //! those of the 2-D operators.
 
-use super::params::{batchify, check_dtypes, list};
+use super::params::{batchify, check_dtypes, list, unbatch};
 use crate::generated::decls::{
     Conv3dCompositeImplicit, Conv3dPaddingCompositeImplicit, ConvTranspose3dCompositeImplicit,
 };
@@ -178,14 +178,6 @@ fn conv3d_batched(
     let s = acc.sizes();
     let y = ops::reshape::call(&acc, &[n, out_depth, s[1], s[2], s[3]])?;
     add_bias(swap_channels_depth(&y)?, bias)
-}
-
-fn unbatch(y: Tensor, batched: bool) -> Result<Tensor> {
-    if batched {
-        Ok(y)
-    } else {
-        ops::squeeze_dim::call(&y, 0)
-    }
 }
 
 impl Conv3dCompositeImplicit for Composite {

@@ -193,9 +193,28 @@ fn bags(
         let w = ops::index_select::call(w, 0, &long(kept_pos, &[k], weight)?)?;
         picked = ops::mul::call(&picked, &ops::unsqueeze::call(&w, 1)?)?;
     }
+    let bag_size_t = long(bag_size.clone(), &[bags as i64], weight)?;
+    // Bags of one size L (fixed-size bags, the 2-D input's case): the rows are a
+    // [bags, L, dims] block reduced over L, one pass and no scatter.
+    let uniform = bag_size.first().copied().filter(|&l| l > 0 && bag_size.iter().all(|&s| s == l));
+    if let Some(l) = uniform {
+        let block = ops::reshape::call(&picked, &[bags as i64, l, dims])?;
+        let out = match mode {
+            0 => ops::sum_dim_intlist::call(&block, Some(&[1]), false, None)?,
+            1 => ops::mean_dim::call(&block, Some(&[1]), false, None)?,
+            _ => ops::amax::call(&block, &[1], false)?,
+        };
+        let max_indices = if mode == 2 {
+            let at = ops::argmax::call(&block, Some(1), false)?;
+            let rows = ops::reshape::call(&long(kept_idx, &[k], weight)?, &[bags as i64, l])?;
+            ops::gather::call(&rows, 1, &at, false)?
+        } else {
+            bag_size_t.clone()
+        };
+        return Ok((out, long(offset2bag, &[n], weight)?, bag_size_t, max_indices));
+    }
     let zeros = ops::new_zeros::call(weight, &[bags as i64, dims], None, None, None, None)?;
     let bag_t = long(kept_bag, &[k], weight)?;
-    let bag_size_t = long(bag_size.clone(), &[bags as i64], weight)?;
     let (out, max_indices) = match mode {
         0 | 1 => {
             let sum = ops::index_add::call(&zeros, 0, &bag_t, &picked, Scalar::Int(1))?;
