@@ -1,8 +1,9 @@
 //! `embedding_bag` (+ `.padding_idx`): the sum, mean or max of the `weight` rows each bag of
 //! `indices` names, a bag running from its offset to the next. CompositeImplicitAutograd: the
 //! bags are read on the host, the rows are an `index_select` (times `per_sample_weights`), and
-//! the reduction is `index_add` (sum, mean) or `scatter_reduce(amax)`; the gradient of `weight`
-//! is theirs. Entries equal to `padding_idx` take no part (and do not count for the mean); an
+//! the reduction is a `sum`/`mean`/`amax` over dim 1 of the rows viewed as `[bags, L, dim]` when
+//! every bag holds L rows, else `index_add` (sum, mean) or `scatter_reduce(amax)`; the gradient
+//! of `weight` is theirs. Entries equal to `padding_idx` take no part (and do not count for the mean); an
 //! empty bag gives zeros. `sparse` is accepted and the gradient is dense.
 //!
 //! The four outputs are PyTorch's: the bags, `offset2bag` (each index's bag), `bag_size` (each
