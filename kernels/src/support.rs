@@ -84,6 +84,20 @@ pub(crate) fn resize_output(out: &Tensor, shape: &[i64]) -> Result<()> {
     Ok(())
 }
 
+/// Whether any element of the integer tensor `t` lies outside `[lo, hi)`: the host-side range
+/// check of an index or target argument, as PyTorch's CPU kernels make it (other devices leave it
+/// to their kernels).
+pub(crate) fn any_outside(t: &Tensor, lo: i64, hi: i64) -> Result<bool> {
+    if t.numel() == 0 || t.device() != oxten_runtime::Device::Cpu {
+        return Ok(false);
+    }
+    let outside = oxten_runtime::ops::logical_or::call(
+        &oxten_runtime::ops::lt_scalar::call(t, Scalar::Int(lo))?,
+        &oxten_runtime::ops::ge_scalar::call(t, Scalar::Int(hi))?,
+    )?;
+    oxten_runtime::ops::any::call(&outside)?.item::<bool>()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -195,14 +195,8 @@ fn index_reduce_args(
     let (x, d, idx) = prepare(OP, self_, dim, index)?;
     let src = source_for(OP, self_, &x, d, idx.numel(), source)?;
     let n = x.sizes()[d];
-    if idx.numel() > 0 && x.device() == oxten_runtime::Device::Cpu {
-        let bad = ops::logical_or::call(
-            &ops::lt_scalar::call(&idx, Scalar::Int(0))?,
-            &ops::ge_scalar::call(&idx, Scalar::Int(n))?,
-        )?;
-        if ops::any::call(&bad)?.item::<bool>()? {
-            return Err(Error::index(format!("{OP}(): index out of range for dimension {d} with size {n}")));
-        }
+    if crate::support::any_outside(&idx, 0, n)? {
+        return Err(Error::index(format!("{OP}(): index out of range for dimension {d} with size {n}")));
     }
     let mut shape = vec![1; src.dim()];
     shape[d] = -1;

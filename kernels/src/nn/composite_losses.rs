@@ -15,6 +15,7 @@ use crate::generated::decls::{
     PoissonNllLossCompositeImplicit, SmoothL1LossCompositeImplicit, SoftMarginLossCompositeImplicit,
     TripletMarginLossCompositeImplicit,
 };
+use crate::support::any_outside;
 use crate::Composite;
 use oxten_runtime::{ops, DType, Error, Result, Scalar, Tensor};
 
@@ -267,16 +268,6 @@ fn margin_frames(self_: &Tensor) -> Result<(i64, i64)> {
     }
 }
 
-/// Whether any element of `t` lies outside `[lo, hi)` (read on the CPU, as PyTorch's kernel).
-fn any_outside(t: &Tensor, lo: i64, hi: i64) -> Result<bool> {
-    if t.numel() == 0 || t.device() != oxten_runtime::Device::Cpu {
-        return Ok(false);
-    }
-    let outside =
-        ops::logical_or::call(&ops::lt_scalar::call(t, Scalar::Int(lo))?, &ops::ge_scalar::call(t, Scalar::Int(hi))?)?;
-    ops::any::call(&outside)?.item::<bool>()
-}
-
 impl MultiMarginLossCompositeImplicit for Composite {
     fn multi_margin_loss(
         self_: &Tensor,
@@ -465,9 +456,6 @@ impl MultilabelSoftMarginLossCompositeImplicit for Composite {
         let classes = input.sizes()[class_dim as usize];
         let per_sample =
             ops::sum_dim_intlist::call(&loss, Some(&[class_dim]), false, None)?.try_div_scalar(Scalar::Int(classes))?;
-        if !(0..=2).contains(&reduction) {
-            return Err(Error::value(format!("{reduction} is not valid")));
-        }
         reduce(per_sample, reduction)
     }
 }
