@@ -72,6 +72,15 @@ def main():
     for name in ("sum", "max"):
         out[f"nn/embedding_bag_{name}/{bags * per}"] = median_time(
             lambda: torch.nn.functional.embedding_bag(indices, weight, offsets, mode=name))
+    sizes = [1 + b * 7 % 39 for b in range(bags)]
+    starts = torch.tensor([0] + sizes[:-1], dtype=torch.int64).cumsum(0)
+    mixed = torch.arange(sum(sizes), dtype=torch.int64) * 7919 % rows
+    out[f"nn/embedding_bag_sum_mixed/{sum(sizes)}"] = median_time(
+        lambda: torch.nn.functional.embedding_bag(mixed, weight, starts, mode="sum"))
+    source = rand_tensor(bags * per * dim, torch.float32).view(bags * per, dim)
+    into = torch.arange(bags * per, dtype=torch.int64) * 7919 % bags
+    target = torch.zeros(bags, dim)
+    out[f"nn/index_add_rows/{bags * per}"] = median_time(lambda: target.index_add(0, into, source))
     print(f"# torch {torch.__version__}, threads {torch.get_num_threads()}")
     for k, v in out.items():
         print(f"{k} {v:.9e}")

@@ -81,7 +81,7 @@ fn reductions_and_layouts(c: &mut Criterion) {
 }
 
 /// `embedding_bag` forward on a recommender-sized table: 2048 bags of 20 rows of a 100 000 × 64
-/// f32 table, sum and max.
+/// f32 table, sum and max; and sum over bags of mixed sizes.
 fn embedding_bags(c: &mut Criterion) {
     let mut g = c.benchmark_group("nn");
     g.sample_size(20);
@@ -98,6 +98,31 @@ fn embedding_bags(c: &mut Criterion) {
             })
         });
     }
+    // Bags of 1 to 39 rows (20 on average), as a recommender's variable-length features.
+    let starts: Vec<i64> = (0..bags)
+        .scan(0i64, |at, b| {
+            let start = *at;
+            *at += 1 + b * 7 % 39;
+            Some(start)
+        })
+        .collect();
+    let total = starts[bags as usize - 1] + 1 + (bags - 1) * 7 % 39;
+    let mixed_indices = Tensor::from_vec((0..total).map(|i| i * 7919 % rows).collect::<Vec<_>>(), &[total]).unwrap();
+    let mixed_offsets = Tensor::from_vec(starts, &[bags]).unwrap();
+    g.bench_function(BenchmarkId::new("embedding_bag_sum_mixed", total), |bench| {
+        bench.iter(|| {
+            let out =
+                oxten::ops::embedding_bag::call(&weight, &mixed_indices, &mixed_offsets, false, 0, false, None, false);
+            black_box(out.unwrap().0)
+        })
+    });
+    // The gradient side of a bag sum: 40 960 rows of 64 added into 2048 rows.
+    let source = rand_tensor(bags * per * dim, DType::F32).view(&[bags * per, dim]);
+    let into = Tensor::from_vec((0..bags * per).map(|i| i * 7919 % bags).collect::<Vec<_>>(), &[bags * per]).unwrap();
+    let target = oxten::zeros(&[bags, dim]);
+    g.bench_function(BenchmarkId::new("index_add_rows", bags * per), |bench| {
+        bench.iter(|| black_box(oxten::ops::index_add::call(&target, 0, &into, &source, 1.into()).unwrap()))
+    });
     g.finish();
 }
 

@@ -286,3 +286,30 @@ fn gradients_flow_through_split_views_and_mixed_dtype_cat() {
     assert_eq!(a.grad().unwrap().to_vec::<f32>().unwrap(), [1.0, 2.0]);
     assert_eq!(b.grad().unwrap().to_vec::<f64>().unwrap(), [3.0]);
 }
+
+/// `index_put_` with one Long index into dim 0 of a contiguous tensor writes whole rows;
+/// it must agree with the element-wise path (taken for a non-contiguous `self`) on
+/// repeated and negative indices, and check every index before writing any row.
+#[test]
+fn index_put_of_whole_rows_matches_the_elementwise_path() {
+    let values = arange(12, &[4, 3]);
+    let index = Some(long(&[1, -1, 1, 0]));
+    for accumulate in [true, false] {
+        let rows = oxten::zeros(&[4, 3]);
+        oxten::ops::index_put_::call(&rows, std::slice::from_ref(&index), &values, accumulate).unwrap();
+        // The same data through a transposed (column-major) tensor: the iterator path.
+        let strided = oxten::zeros(&[3, 4]).t();
+        oxten::ops::index_put_::call(&strided, std::slice::from_ref(&index), &values, accumulate).unwrap();
+        let expect: &[f32] = if accumulate {
+            &[9., 10., 11., 6., 8., 10., 0., 0., 0., 3., 4., 5.]
+        } else {
+            &[9., 10., 11., 6., 7., 8., 0., 0., 0., 3., 4., 5.]
+        };
+        assert_eq!(rows.to_vec::<f32>().unwrap(), expect, "accumulate={accumulate}");
+        assert_eq!(strided.contiguous().to_vec::<f32>().unwrap(), expect, "accumulate={accumulate}");
+    }
+    let rows = oxten::zeros(&[4, 3]);
+    let err = oxten::ops::index_put_::call(&rows, &[Some(long(&[0, 4]))], &arange(6, &[2, 3]), true).unwrap_err();
+    assert!(err.to_string().contains("index 4 is out of bounds for dimension 0 with size 4"), "{err}");
+    assert_eq!(rows.sum().item::<f32>().unwrap(), 0.0, "a bad index leaves self unchanged");
+}

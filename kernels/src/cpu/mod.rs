@@ -49,7 +49,7 @@ mod loops;
 mod opmath;
 mod reduce;
 mod reduce_plan;
-mod simd;
+pub(crate) mod simd;
 mod sum;
 
 pub use argreduce::reduce_with_index_kernel;

@@ -386,7 +386,69 @@ fn is_expandable_to(shape: &[i64], desired: &[i64]) -> bool {
 /// accumulation), or element by element over the indexing iterator.
 enum IndexPutPlan {
     MaskedFill(Tensor),
+    /// One Long index into dim 0 of a contiguous `self`, and `values` of exactly the indexed
+    /// rows' shape: whole rows are written or added (`index_add`/`index_copy` along dim 0,
+    /// `embedding`'s gradient, `x[idx] += v`).
+    Rows(Tensor),
     Scatter(Box<(AdvancedIndex, TensorIterator)>),
+}
+
+/// The index of an [`IndexPutPlan::Rows`] write, when `self[indices] = values` is one.
+fn rows_plan(self_: &Tensor, indices: &[Option<Tensor>], values: &Tensor) -> Option<Tensor> {
+    let [Some(index)] = indices else { return None };
+    if index.dtype() != DType::I64
+        || index.dim() != 1
+        || self_.dim() == 0
+        || self_.device() != oxten_runtime::Device::Cpu
+        || !self_.is_contiguous()
+        || !values.is_contiguous()
+    {
+        return None;
+    }
+    let sizes = self_.sizes();
+    let rows_shape = std::iter::once(index.numel()).chain(sizes[1..].iter().copied());
+    values.sizes().iter().copied().eq(rows_shape).then(|| index.clone())
+}
+
+/// Writes (or adds) row `j` of `values` into row `index[j]` of `self`, in index order, after
+/// checking every index (so a bad one leaves `self` unchanged).
+fn run_index_put_rows(self_: &Tensor, index: &Tensor, values: &Tensor, accumulate: bool) -> Result<()> {
+    let index = ops::contiguous::call(index, MemoryFormat::Contiguous)?;
+    let size = self_.sizes()[0];
+    // SAFETY: `index` is a contiguous CPU Long tensor of `numel` elements.
+    let idx =
+        unsafe { std::slice::from_raw_parts(index.data_ptr().cast::<i64>().cast_const(), index.numel() as usize) };
+    if let Some(v) = idx.iter().find(|&&v| v < -size || v >= size) {
+        return Err(Error::index(format!("index {v} is out of bounds for dimension 0 with size {size}")));
+    }
+    if idx.is_empty() || self_.numel() == 0 {
+        return Ok(());
+    }
+    let row = (self_.numel() / size) as usize;
+    let (dst, src) = (self_.data_ptr(), values.data_ptr());
+    match_acc!(self_.dtype(), T => {
+        // SAFETY: `self` and `values` are contiguous CPU tensors of dtype T (checked by the
+        // setup) that do not overlap (`assert_no_overlap`); `self` holds `size` rows of `row`
+        // elements and `values` `idx.len()` of them.
+        let (dst, src) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(dst.cast::<T>(), size as usize * row),
+                std::slice::from_raw_parts(src.cast::<T>().cast_const(), idx.len() * row),
+            )
+        };
+        for (&v, from) in idx.iter().zip(src.chunks_exact(row)) {
+            let r = if v < 0 { v + size } else { v } as usize;
+            let to = &mut dst[r * row..][..row];
+            if accumulate {
+                for (d, &x) in to.iter_mut().zip(from) {
+                    *d = d.acc(x);
+                }
+            } else {
+                to.copy_from_slice(from);
+            }
+        }
+    });
+    Ok(())
 }
 
 /// `_index_put_impl_`'s checks and plan; the Meta kernel stops here.
@@ -422,6 +484,9 @@ fn index_put_setup(
             scalar_type_name(info.src.dtype()),
             scalar_type_name(values.dtype())
         )));
+    }
+    if let Some(index) = rows_plan(self_, indices, values) {
+        return Ok(IndexPutPlan::Rows(index));
     }
     let mut config = TensorIteratorConfig::new()
         .check_mem_overlap(false)
@@ -486,6 +551,7 @@ impl IndexPutInplaceCpu for Cpu {
     fn index_put_(self_: &Tensor, indices: &[Option<Tensor>], values: &Tensor, accumulate: bool) -> Result<Tensor> {
         match index_put_setup(self_, indices, values, accumulate)? {
             IndexPutPlan::MaskedFill(mask) => masked_fill_(self_, &mask, item_scalar(values)?)?,
+            IndexPutPlan::Rows(index) => run_index_put_rows(self_, &index, values, accumulate)?,
             IndexPutPlan::Scatter(plan) => run_index_put(self_, &plan.0, &plan.1, accumulate)?,
         }
         Ok(self_.clone())

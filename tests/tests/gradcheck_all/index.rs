@@ -170,6 +170,15 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             let i = emb_idx.clone();
             move |x| oxten::try_embedding_dense_backward(&x[0], &i, 5, 3, false)
         }),
+        // ---- _embedding_bag_sum (embedding_bag's sum and mean) ----
+        case("_embedding_bag_sum", "repeated rows, an empty bag", vec![r.any(&[5, 3])], {
+            let (i, o) = (long(&[1, 4, 1, 0, 2], &[5]), long(&[0, 2, 2], &[3]));
+            move |x| oxten::ops::_embedding_bag_sum::call(&x[0], &i, &o, None)
+        }),
+        case("_embedding_bag_sum", "per_sample_weights", vec![r.any(&[5, 3]), r.any(&[5])], {
+            let (i, o) = (long(&[1, 4, 1, 0, 2], &[5]), long(&[0, 3], &[2]));
+            move |x| oxten::ops::_embedding_bag_sum::call(&x[0], &i, &o, Some(&x[1]))
+        }),
         // ---- repeat, roll, flip ----
         case("repeat", "new leading dim", vec![r.any(&[2, 3])], |x| x[0].try_repeat(&[2, 1, 3])),
         case("repeat", "transposed", vec![r.transposed(&[2, 3])], |x| x[0].try_repeat(&[2, 2])),

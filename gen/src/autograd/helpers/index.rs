@@ -3,7 +3,7 @@
 //! Every helper is built from differentiable operators, so double backward works.
 
 use super::{zeros, zeros_like};
-use oxten_runtime::{ops, wrap_dim, DimVec, Result, Scalar, Tensor};
+use oxten_runtime::{ops, wrap_dim, DType, DimVec, Result, Scalar, Tensor};
 
 /// Whether a recorded shape is the legacy 1-d empty tensor `cat` skips.
 fn cat_skipped(s: &[i64]) -> bool {
@@ -256,4 +256,46 @@ pub fn scatter_reduce_jvp(
     let (w_self, w_src) = (w_self.unwrap_or(zeros_like(self_p)?), w_src.unwrap_or(zeros_like(src_p)?));
     let from_src = ops::mul::call(&w_src, src_t)?;
     ops::scatter_add::call(&ops::mul::call(&w_self, self_t)?, dim, index, &from_src)
+}
+
+/// `_embedding_bag_sum`'s gradients of `weight` and `per_sample_weights`: each index's bag
+/// row of `grad` (times its per-sample weight) summed into the weight row the index names
+/// (`embedding_dense_backward`), and the dot product of that bag row with the weight row.
+pub fn embedding_bag_sum_backward(
+    grad: &Tensor,
+    weight: &Tensor,
+    indices: &Tensor,
+    offsets: &Tensor,
+    per_sample_weights: Option<&Tensor>,
+) -> Result<(Option<Tensor>, Option<Tensor>)> {
+    let n = indices.numel();
+    let host =
+        ops::to_dtype::call(&offsets.try_to_device(oxten_runtime::Device::Cpu)?, DType::I64, false, false, None)?;
+    let offs = host.to_vec::<i64>()?;
+    // Each index's bag (the kernel has checked that the bags tile `indices`).
+    let mut bag_of = Vec::with_capacity(n as usize);
+    for (b, &start) in offs.iter().enumerate() {
+        let end = offs.get(b + 1).copied().unwrap_or(n);
+        bag_of.extend(std::iter::repeat_n(b as i64, (end - start).max(0) as usize));
+    }
+    if bag_of.len() as i64 != n || offs.is_empty() {
+        // No bags (or indices past them): nothing reached the result.
+        let none = |t: &Tensor| zeros_like(t).map(Some);
+        return Ok((none(weight)?, per_sample_weights.map(none).transpose()?.flatten()));
+    }
+    let bag_of = Tensor::from_vec(bag_of, &[n])?.try_to_device(grad.device())?;
+    let rows = ops::index_select::call(grad, 0, &bag_of)?;
+    let scaled = match per_sample_weights {
+        Some(p) => ops::mul::call(&rows, &ops::unsqueeze::call(p, 1)?)?,
+        None => rows.clone(),
+    };
+    let grad_weight = ops::embedding_dense_backward::call(&scaled, indices, weight.sizes()[0], -1, false)?;
+    let grad_psw = match per_sample_weights {
+        Some(_) => {
+            let picked = ops::index_select::call(weight, 0, indices)?;
+            Some(ops::sum_dim_intlist::call(&ops::mul::call(&rows, &picked)?, Some(&[1]), false, None)?)
+        }
+        None => None,
+    };
+    Ok((Some(grad_weight), grad_psw))
 }

@@ -1,9 +1,10 @@
 //! `embedding_bag` (+ `.padding_idx`): the sum, mean or max of the `weight` rows each bag of
 //! `indices` names, a bag running from its offset to the next. CompositeImplicitAutograd: the
-//! bags are read on the host, the rows are an `index_select` (times `per_sample_weights`), and
-//! the reduction is a `sum`/`mean`/`amax` over dim 1 of the rows viewed as `[bags, L, dim]` when
-//! every bag holds L rows, else `index_add` (sum, mean) or `scatter_reduce(amax)`; the gradient
-//! of `weight` is theirs. Entries equal to `padding_idx` take no part (and do not count for the mean); an
+//! bags are read on the host. Sum and mean go to `_embedding_bag_sum` ([`sum`]), which adds
+//! each row into its bag (its derivative is in derivatives.yaml). Max (and the frequency
+//! scaling of the gradient) picks the rows with `index_select` and reduces them with `amax`
+//! over dim 1 of the rows viewed as `[bags, L, dim]` when every bag holds L rows, else with
+//! `scatter_reduce(amax)`; the gradient of `weight` is theirs. Entries equal to `padding_idx` take no part (and do not count for the mean); an
 //! empty bag gives zeros. `sparse` is accepted and the gradient is dense.
 //!
 //! The four outputs are PyTorch's: the bags, `offset2bag` (each index's bag), `bag_size` (each
@@ -14,17 +15,7 @@ use crate::generated::decls::{EmbeddingBagCompositeImplicit, EmbeddingBagPadding
 use crate::Composite;
 use oxten_runtime::{ops, DType, Error, Result, Scalar, Tensor};
 
-/// The host values of an integer index tensor.
-fn host_i64(t: &Tensor, what: &str) -> Result<Vec<i64>> {
-    if !matches!(t.dtype(), DType::I64 | DType::I32) {
-        return Err(Error::dtype(format!(
-            "embedding_bag: expected {what} to be a Long or Int tensor, but got {}",
-            crate::support::type_meta_name(t.dtype())
-        )));
-    }
-    let host = t.try_to_device(oxten_runtime::Device::Cpu)?;
-    ops::to_dtype::call(&host, DType::I64, false, false, None)?.to_vec::<i64>()
-}
+mod sum;
 
 fn long(v: Vec<i64>, sizes: &[i64], like: &Tensor) -> Result<Tensor> {
     Tensor::from_vec(v, sizes)?.try_to_device(like.device())
@@ -43,7 +34,10 @@ fn embedding_bag(
     padding_idx: Option<i64>,
 ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
     let dtype = weight.dtype();
-    if !matches!(dtype, DType::F16 | DType::BF16) || per_sample_weights.is_some_and(|w| w.dtype() != dtype) {
+    // The sum kernel reduces half types in f32 itself; max and the frequency scaling go
+    // through f32 copies.
+    let fused = mode != 2 && !scale_grad_by_freq;
+    if fused || !matches!(dtype, DType::F16 | DType::BF16) || per_sample_weights.is_some_and(|w| w.dtype() != dtype) {
         return bags(
             weight,
             indices,
@@ -121,8 +115,8 @@ fn bags(
     if mode == 2 && scale_grad_by_freq {
         return Err(Error::runtime("max mode does not support scaling the gradient by the frequency"));
     }
-    let idx = host_i64(indices, "indices")?;
-    let offs = host_i64(offsets, "offsets")?;
+    let idx = sum::host_indices(indices, "embedding_bag", "indices")?;
+    let offs = sum::host_indices(offsets, "embedding_bag", "offsets")?;
     let (n, rows, dims) = (idx.len() as i64, weight.sizes()[0], weight.sizes()[1]);
     if let Some(&first) = offs.first() {
         if first != 0 {
@@ -145,10 +139,6 @@ fn bags(
     let bags = if include_last_offset { offs.len().saturating_sub(1) } else { offs.len() };
     // Each position's bag; positions past the last bag (include_last_offset) belong to none.
     let end = if include_last_offset { offs.get(bags).copied().unwrap_or(0) } else { n };
-    let mut offset2bag = vec![0i64; idx.len()];
-    let (mut kept_pos, mut kept_bag, mut kept_idx) = (vec![], vec![], vec![]);
-    let mut bag_size = vec![0i64; bags];
-    let mut b = 0usize;
     // A negative padding_idx counts from the end, as in `embedding`.
     let pad = match padding_idx {
         Some(p) if !(-rows..rows).contains(&p) => {
@@ -160,28 +150,73 @@ fn bags(
         Some(p) if p < 0 => Some(p + rows),
         other => other,
     };
-    for (p, &v) in idx.iter().enumerate() {
-        while b + 1 < bags && offs[b + 1] <= p as i64 {
-            b += 1;
+    if let Some(v) = idx.iter().find(|&v| !(0..rows).contains(v)) {
+        return Err(Error::index(format!("embedding_bag: index {v} is out of bounds for a weight of {rows} rows")));
+    }
+    // Bag `b` holds positions `offs[b]..bag_end(b)`; positions past the last bag
+    // (include_last_offset) carry the last bag's number in `offset2bag`, as in PyTorch, but
+    // take no part.
+    let bag_end = |b: usize| if b + 1 < bags { offs[b + 1] } else { n };
+    let mut offset2bag = vec![0i64; idx.len()];
+    for b in 1..bags {
+        offset2bag[offs[b] as usize..bag_end(b) as usize].fill(b as i64);
+    }
+    let all_kept = bags > 0 && end == n && pad.is_none_or(|p| !idx.contains(&p));
+    let mut bag_size = vec![0i64; bags];
+    let (mut kept_pos, mut kept_bag, mut kept_idx) = (vec![], vec![], vec![]);
+    if all_kept {
+        for (b, size) in bag_size.iter_mut().enumerate() {
+            *size = bag_end(b) - offs[b];
         }
-        if !(0..rows).contains(&v) {
-            return Err(Error::index(format!("embedding_bag: index {v} is out of bounds for a weight of {rows} rows")));
+    } else {
+        for (p, &v) in idx.iter().enumerate() {
+            if bags == 0 || p as i64 >= end || Some(v) == pad {
+                continue;
+            }
+            let b = offset2bag[p];
+            kept_pos.push(p as i64);
+            kept_bag.push(b);
+            kept_idx.push(v);
+            bag_size[b as usize] += 1;
         }
-        offset2bag[p] = b as i64;
-        if bags == 0 || p as i64 >= end || Some(v) == pad {
-            continue;
-        }
-        kept_pos.push(p as i64);
-        kept_bag.push(b as i64);
-        kept_idx.push(v);
-        bag_size[b] += 1;
+    }
+    let bag_size_t = long(bag_size.clone(), &[bags as i64], weight)?;
+    if mode != 2 && !scale_grad_by_freq && weight.dtype().is_floating_point() {
+        // Each bag's rows added straight into its output row (`_embedding_bag_sum`), over
+        // the kept entries: the bags' starts move down past the dropped ones.
+        let (kept_indices, psw, starts) = if all_kept {
+            (indices.clone(), per_sample_weights.cloned(), offs[..bags].to_vec())
+        } else {
+            let k = kept_idx.len() as i64;
+            let psw = per_sample_weights
+                .map(|w| ops::index_select::call(w, 0, &long(kept_pos, &[k], weight)?))
+                .transpose()?;
+            let starts = bag_size
+                .iter()
+                .scan(0i64, |at, &s| {
+                    let start = *at;
+                    *at += s;
+                    Some(start)
+                })
+                .collect();
+            (long(kept_idx, &[k], weight)?, psw, starts)
+        };
+        let starts = long(starts, &[bags as i64], weight)?;
+        let sum = ops::_embedding_bag_sum::call(weight, &kept_indices, &starts, psw.as_ref())?;
+        let out = if mode == 1 { ops::div::call(&sum, &bag_divisor(&bag_size, weight)?)? } else { sum };
+        return Ok((out, long(offset2bag, &[n], weight)?, bag_size_t.clone(), bag_size_t));
+    }
+    if all_kept {
+        kept_pos = (0..n).collect();
+        kept_bag = offset2bag.clone();
+        kept_idx = idx.to_vec();
     }
     let k = kept_idx.len() as i64;
     let mut picked = ops::index_select::call(weight, 0, &long(kept_idx.clone(), &[k], weight)?)?;
     if scale_grad_by_freq {
         // The gradient of each row divided by how often its index occurs; the values unchanged.
         let mut freq = vec![0f64; rows as usize];
-        for &v in &idx {
+        for &v in idx.iter() {
             freq[v as usize] += 1.0;
         }
         let scale: Vec<f64> = kept_idx.iter().map(|&v| 1.0 / freq[v as usize]).collect();
@@ -194,7 +229,6 @@ fn bags(
         let w = ops::index_select::call(w, 0, &long(kept_pos, &[k], weight)?)?;
         picked = ops::mul::call(&picked, &ops::unsqueeze::call(&w, 1)?)?;
     }
-    let bag_size_t = long(bag_size.clone(), &[bags as i64], weight)?;
     // Bags of one size L (fixed-size bags, the 2-D input's case): the rows are a
     // [bags, L, dims] block reduced over L, one pass and no scatter.
     let uniform = bag_size.first().copied().filter(|&l| l > 0 && bag_size.iter().all(|&s| s == l));
@@ -219,13 +253,7 @@ fn bags(
     let (out, max_indices) = match mode {
         0 | 1 => {
             let sum = ops::index_add::call(&zeros, 0, &bag_t, &picked, Scalar::Int(1))?;
-            let out = if mode == 1 {
-                let count: Vec<f64> = bag_size.iter().map(|&c| c.max(1) as f64).collect();
-                let count = Tensor::from_vec(count, &[bags as i64, 1])?.try_to_device(weight.device())?;
-                ops::div::call(&sum, &count.try_to_dtype(weight.dtype())?)?
-            } else {
-                sum
-            };
+            let out = if mode == 1 { ops::div::call(&sum, &bag_divisor(&bag_size, weight)?)? } else { sum };
             (out, bag_size_t.clone())
         }
         _ => {
@@ -249,6 +277,12 @@ fn bags(
         }
     };
     Ok((out, long(offset2bag, &[n], weight)?, bag_size_t, max_indices))
+}
+
+/// The mean's `[bags, 1]` divisor in the weight's dtype: each bag's size, 1 for an empty bag.
+fn bag_divisor(bag_size: &[i64], weight: &Tensor) -> Result<Tensor> {
+    let count: Vec<f64> = bag_size.iter().map(|&c| c.max(1) as f64).collect();
+    Tensor::from_vec(count, &[bag_size.len() as i64, 1])?.try_to_device(weight.device())?.try_to_dtype(weight.dtype())
 }
 
 impl EmbeddingBagCompositeImplicit for Composite {
