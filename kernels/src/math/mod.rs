@@ -192,7 +192,7 @@ pub trait Float:
 }
 
 macro_rules! impl_float {
-    ($t:ident, exp: $exp:expr, ln: $ln:expr, tanh: $tanh:expr, sin: $sin:expr, cos: $cos:expr, erf: $erf:expr) => {
+    ($t:ident, exp: $exp:expr, ln: $ln:expr, tanh: $tanh:expr, sin: $sin:expr, cos: $cos:expr, erf: $erf:expr, fmod: $fmod:expr) => {
         impl Element for $t {
             const IS_FLOAT: bool = true;
             #[inline(always)]
@@ -287,14 +287,14 @@ macro_rules! impl_float {
             }
             #[inline(always)]
             fn rem_trunc(self, rhs: Self) -> Self {
-                self % rhs
+                $fmod(self, rhs)
             }
             #[inline(always)]
             fn div_floor(self, rhs: Self) -> Self {
                 if rhs == 0.0 {
                     return self / rhs;
                 }
-                let m = self % rhs;
+                let m = $fmod(self, rhs);
                 let mut div = (self - m) / rhs;
                 if m != 0.0 && (rhs < 0.0) != (m < 0.0) {
                     div -= 1.0;
@@ -448,9 +448,9 @@ macro_rules! impl_float {
     };
 }
 
-impl_float!(f64, exp: f64::exp, ln: f64::ln, tanh: f64::tanh, sin: f64::sin, cos: f64::cos, erf: erf_f64);
+impl_float!(f64, exp: f64::exp, ln: f64::ln, tanh: f64::tanh, sin: f64::sin, cos: f64::cos, erf: erf_f64, fmod: |a: f64, b: f64| a % b);
 // f32 uses the branch-free implementations below, which vectorize (libm's are scalar calls).
-impl_float!(f32, exp: exp_f32, ln: log_f32, tanh: tanh_f32, sin: sin_f32, cos: cos_f32, erf: erf_f32);
+impl_float!(f32, exp: exp_f32, ln: log_f32, tanh: tanh_f32, sin: sin_f32, cos: cos_f32, erf: erf_f32, fmod: fmod_f32);
 
 macro_rules! impl_int {
     ($t:ident, $abs:expr) => {

@@ -517,3 +517,34 @@ pub fn erfinv_f64(y: f64) -> f64 {
     }
     x.copysign(y)
 }
+
+/// C's `fmodf`, exact and branch-free so that it vectorizes (libm's `fmodf` is a scalar call
+/// per element; PyTorch uses SLEEF's vectorized `fmod`).
+///
+/// In f64, `r = |a|` is reduced by `q·|b|` where `q` is the quotient `r / |b|` truncated to
+/// 29 significant bits: `q·|b|` (24 + 29 bits) is then exact, and within a factor 2 of `r`,
+/// so `r - q·|b|` is exact too (Sterbenz). Each step divides the ratio by at least 2^28, so
+/// ten steps take the largest ratio of two f32 values (2^277) below 1, leaving `r` within
+/// one `|b|` of the remainder; two corrections bring it into `[0, |b|)`. The remainder of two
+/// f32 values is an f32 value, so the final rounding is exact. NaN for a NaN operand, an
+/// infinite `a` or a zero `b`; `a` for an infinite `b`.
+#[inline(always)]
+pub fn fmod_f32(a: f32, b: f32) -> f32 {
+    let d = (b as f64).abs();
+    let inv = 1.0 / d;
+    let mut r = (a as f64).abs();
+    for _ in 0..10 {
+        // The quotient with its last 24 mantissa bits cleared: 29 significant bits.
+        let t = f64::from_bits((r * inv).to_bits() & !((1u64 << 24) - 1)).trunc();
+        r -= t * d;
+    }
+    r = if r < 0.0 { r + d } else { r };
+    r = if r >= d { r - d } else { r };
+    let m = (r as f32).copysign(a);
+    let m = if b.is_infinite() { a } else { m };
+    if a.is_nan() | b.is_nan() | a.is_infinite() | (b == 0.0) {
+        f32::NAN
+    } else {
+        m
+    }
+}
