@@ -45,6 +45,13 @@ pub(crate) trait SumElem: Element {
         lanes_sum::<Self>(x)
     }
 
+    /// The `LANES` accumulators of a contiguous run (≤ `PAIRWISE_BLOCK`), not yet folded:
+    /// element `i` goes to lane `i % LANES`.
+    #[inline(always)]
+    fn block_lanes(x: &[Self]) -> [Self::Acc; LANES] {
+        lanes_by(x, Self::ZERO, Self::add, Self::to_acc)
+    }
+
     /// `acc[j] += row[r][j]` for `rows` rows of `acc.len()` elements starting at `first`,
     /// `stride` bytes apart. Blocks of columns stay in registers across the rows; each column
     /// still adds its rows in order.
@@ -117,16 +124,59 @@ fn lanes_sum_by<S: Copy, A: Copy>(x: &[S], zero: A, add: impl Fn(A, A) -> A, con
     t
 }
 
-/// Pairwise sum of a contiguous run.
+/// `LANES` independent accumulators (element `i` into lane `i % LANES`), unfolded.
+#[inline(always)]
+fn lanes_by<S: Copy, A: Copy>(x: &[S], zero: A, add: impl Fn(A, A) -> A, conv: impl Fn(S) -> A) -> [A; LANES] {
+    let mut acc = [zero; LANES];
+    let chunks = x.chunks_exact(LANES);
+    let tail = chunks.remainder();
+    for c in chunks {
+        let c: &[S; LANES] = c.try_into().expect("chunks_exact yields LANES elements");
+        // A fresh array each step keeps the accumulators in registers (see `lanes_sum_by`).
+        acc = std::array::from_fn(|k| add(acc[k], conv(c[k])));
+    }
+    for (a, &v) in acc.iter_mut().zip(tail) {
+        *a = add(*a, conv(v));
+    }
+    acc
+}
+
+/// Pairwise sum of a contiguous run. A short run is one lane block. A long one runs under one
+/// SIMD dispatch: its blocks' lane accumulators are combined lane by lane in a binary
+/// cascade (a pairwise tree per lane), and the lanes are folded once at the end; folding each
+/// block's 64 lanes (63 dependent additions) cost more than adding its 1024 elements.
 fn pairwise_sum<T: SumElem>(x: &[T]) -> T::Acc {
+    let mut acc = T::ZERO;
     if x.len() <= PAIRWISE_BLOCK {
-        let mut acc = T::ZERO;
         // SAFETY: `BlockSum` has no requirements beyond its (safe) fields.
         unsafe { simd::run(BlockSum { x, out: &mut acc }) };
-        return acc;
+    } else {
+        // SAFETY: `RunSum` has no requirements beyond its (safe) fields.
+        unsafe { simd::run(RunSum { x, out: &mut acc }) };
     }
-    let half = (x.len() / 2).next_multiple_of(LANES);
-    T::add(pairwise_sum(&x[..half]), pairwise_sum(&x[half..]))
+    acc
+}
+
+/// A long contiguous run's pairwise sum, compiled per instruction-set level.
+struct RunSum<'a, T: SumElem> {
+    x: &'a [T],
+    out: &'a mut T::Acc,
+}
+
+impl<T: SumElem> simd::InnerLoop for RunSum<'_, T> {
+    #[inline(always)]
+    unsafe fn run(self) {
+        let mut cascade = Cascade::<T::Acc, LANES>::new();
+        for block in self.x.chunks(PAIRWISE_BLOCK) {
+            cascade.push(T::block_lanes(block), LANES, T::add);
+        }
+        let lanes = cascade.finish([T::ZERO; LANES], LANES, T::add);
+        let mut t = lanes[0];
+        for &a in &lanes[1..] {
+            t = T::add(t, a);
+        }
+        *self.out = t;
+    }
 }
 
 /// One leaf of the pairwise sum, compiled per instruction-set level.
@@ -200,6 +250,13 @@ macro_rules! sum_reduced {
                 let buf = &mut buf[..x.len()];
                 <$t as ReducedFloat>::block_to_f32(x, buf);
                 lanes_sum_by(buf, 0.0f32, |a, b| a + b, |v| v)
+            }
+            #[inline(always)]
+            fn block_lanes(x: &[Self]) -> [f32; LANES] {
+                let mut buf = [0f32; PAIRWISE_BLOCK];
+                let buf = &mut buf[..x.len()];
+                <$t as ReducedFloat>::block_to_f32(x, buf);
+                lanes_by(buf, 0.0f32, |a, b| a + b, |v| v)
             }
             #[inline(always)]
             unsafe fn add_rows(acc: &mut [f32], first: *const u8, stride: isize, rows: usize) {
