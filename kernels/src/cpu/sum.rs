@@ -147,17 +147,12 @@ fn lanes_by<S: Copy, A: Copy>(x: &[S], zero: A, add: impl Fn(A, A) -> A, conv: i
 /// block's 64 lanes (63 dependent additions) cost more than adding its 1024 elements.
 fn pairwise_sum<T: SumElem>(x: &[T]) -> T::Acc {
     let mut acc = T::ZERO;
-    if x.len() <= PAIRWISE_BLOCK {
-        // SAFETY: `BlockSum` has no requirements beyond its (safe) fields.
-        unsafe { simd::run(BlockSum { x, out: &mut acc }) };
-    } else {
-        // SAFETY: `RunSum` has no requirements beyond its (safe) fields.
-        unsafe { simd::run(RunSum { x, out: &mut acc }) };
-    }
+    // SAFETY: `RunSum` has no requirements beyond its (safe) fields.
+    unsafe { simd::run(RunSum { x, out: &mut acc }) };
     acc
 }
 
-/// A long contiguous run's pairwise sum, compiled per instruction-set level.
+/// A contiguous run's pairwise sum, compiled per instruction-set level.
 struct RunSum<'a, T: SumElem> {
     x: &'a [T],
     out: &'a mut T::Acc,
@@ -166,6 +161,10 @@ struct RunSum<'a, T: SumElem> {
 impl<T: SumElem> simd::InnerLoop for RunSum<'_, T> {
     #[inline(always)]
     unsafe fn run(self) {
+        if self.x.len() <= PAIRWISE_BLOCK {
+            *self.out = T::block_sum(self.x);
+            return;
+        }
         let mut cascade = Cascade::<T::Acc, LANES>::new();
         for block in self.x.chunks(PAIRWISE_BLOCK) {
             cascade.push(T::block_lanes(block), LANES, T::add);
@@ -176,19 +175,6 @@ impl<T: SumElem> simd::InnerLoop for RunSum<'_, T> {
             t = T::add(t, a);
         }
         *self.out = t;
-    }
-}
-
-/// One leaf of the pairwise sum, compiled per instruction-set level.
-struct BlockSum<'a, T: SumElem> {
-    x: &'a [T],
-    out: &'a mut T::Acc,
-}
-
-impl<T: SumElem> simd::InnerLoop for BlockSum<'_, T> {
-    #[inline(always)]
-    unsafe fn run(self) {
-        *self.out = T::block_sum(self.x);
     }
 }
 

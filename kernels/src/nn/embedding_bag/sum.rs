@@ -105,6 +105,25 @@ fn check_bags(idx: &[i64], offs: &[i64], rows: i64) -> Result<()> {
     Ok(())
 }
 
+/// The checked arguments every backend starts from: the bag count, the row length and the
+/// host values of `indices` and `offsets`.
+struct Bags<'t> {
+    bags: i64,
+    dims: i64,
+    idx: Cow<'t, [i64]>,
+    offs: Cow<'t, [i64]>,
+}
+
+impl<'t> Bags<'t> {
+    fn checked(weight: &Tensor, indices: &'t Tensor, offsets: &'t Tensor, psw: Option<&Tensor>) -> Result<Self> {
+        let (bags, dims) = check(weight, indices, offsets, psw)?;
+        let idx = host_indices(indices, "_embedding_bag_sum", "indices")?;
+        let offs = host_indices(offsets, "_embedding_bag_sum", "offsets")?;
+        check_bags(&idx, &offs, weight.sizes()[0])?;
+        Ok(Bags { bags, dims, idx, offs })
+    }
+}
+
 /// Bags per task: about sixteen tasks per thread (the rows cost unevenly: misses), and no split below ~32k multiply-adds.
 fn bags_per_task(bags: usize, work: usize) -> usize {
     let threads = oxten_runtime::parallel::threads_now();
@@ -234,10 +253,7 @@ impl EmbeddingBagSumCpu for Cpu {
         offsets: &Tensor,
         per_sample_weights: Option<&Tensor>,
     ) -> Result<Tensor> {
-        let (bags, dims) = check(weight, indices, offsets, per_sample_weights)?;
-        let idx = host_indices(indices, "_embedding_bag_sum", "indices")?;
-        let offs = host_indices(offsets, "_embedding_bag_sum", "offsets")?;
-        check_bags(&idx, &offs, weight.sizes()[0])?;
+        let Bags { bags, dims, idx, offs } = Bags::checked(weight, indices, offsets, per_sample_weights)?;
         let weight = ops::contiguous::call(weight, MemoryFormat::Contiguous)?;
         let psw = per_sample_weights.map(|p| ops::contiguous::call(p, MemoryFormat::Contiguous)).transpose()?;
         let out =
@@ -283,10 +299,7 @@ impl EmbeddingBagSumCompositeExplicit for Composite {
         offsets: &Tensor,
         per_sample_weights: Option<&Tensor>,
     ) -> Result<Tensor> {
-        let (bags, dims) = check(weight, indices, offsets, per_sample_weights)?;
-        let idx = host_indices(indices, "_embedding_bag_sum", "indices")?;
-        let offs = host_indices(offsets, "_embedding_bag_sum", "offsets")?;
-        check_bags(&idx, &offs, weight.sizes()[0])?;
+        let Bags { bags, dims, idx, offs } = Bags::checked(weight, indices, offsets, per_sample_weights)?;
         let zeros = ops::new_zeros::call(weight, &[bags, dims], None, None, None, None)?;
         if bags == 0 {
             return Ok(zeros);
