@@ -399,7 +399,7 @@ fn rows_plan(self_: &Tensor, indices: &[Option<Tensor>], values: &Tensor) -> Opt
     if index.dtype() != DType::I64
         || index.dim() != 1
         || self_.dim() == 0
-        || self_.device() != oxten_runtime::Device::Cpu
+        || [self_, index, values].iter().any(|t| t.device() != oxten_runtime::Device::Cpu)
         || !self_.is_contiguous()
         || !values.is_contiguous()
     {

@@ -4,8 +4,9 @@
 //! each row into its bag (its derivative is in derivatives.yaml). Max (and the frequency
 //! scaling of the gradient) picks the rows with `index_select` and reduces them with `amax`
 //! over dim 1 of the rows viewed as `[bags, L, dim]` when every bag holds L rows, else with
-//! `scatter_reduce(amax)`; the gradient of `weight` is theirs. Entries equal to `padding_idx` take no part (and do not count for the mean); an
-//! empty bag gives zeros. `sparse` is accepted and the gradient is dense.
+//! `scatter_reduce(amax)`; the gradient of `weight` is theirs. Entries equal to `padding_idx`
+//! take no part (and do not count for the mean); an empty bag gives zeros. `sparse` is
+//! accepted and the gradient is dense.
 //!
 //! The four outputs are PyTorch's: the bags, `offset2bag` (each index's bag), `bag_size` (each
 //! bag's entries) and `max_indices` (the row each maximum came from in max mode, else
@@ -137,7 +138,7 @@ fn bags(
         return Err(Error::runtime("embedding_bag: offsets must be non-decreasing"));
     }
     let bags = if include_last_offset { offs.len().saturating_sub(1) } else { offs.len() };
-    // Each position's bag; positions past the last bag (include_last_offset) belong to none.
+    // Positions from `end` on (past the last bag, with include_last_offset) take no part.
     let end = if include_last_offset { offs.get(bags).copied().unwrap_or(0) } else { n };
     // A negative padding_idx counts from the end, as in `embedding`.
     let pad = match padding_idx {
