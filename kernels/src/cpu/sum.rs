@@ -99,19 +99,10 @@ fn lanes_sum<T: SumElem>(x: &[T]) -> T::Acc {
     lanes_sum_by(x, T::ZERO, T::add, T::to_acc)
 }
 
-/// `LANES` independent accumulators, then the tail.
+/// `LANES` independent accumulators, folded, then the tail.
 #[inline(always)]
 fn lanes_sum_by<S: Copy, A: Copy>(x: &[S], zero: A, add: impl Fn(A, A) -> A, conv: impl Fn(S) -> A) -> A {
-    let mut acc = [zero; LANES];
-    let chunks = x.chunks_exact(LANES);
-    let tail = chunks.remainder();
-    for c in chunks {
-        let c: &[S; LANES] = c.try_into().expect("chunks_exact yields LANES elements");
-        // A fresh array each step (not updates in place): LLVM then keeps the accumulators in
-        // registers; updated in place, it kept them on the stack and reloaded them every step,
-        // a store-to-load chain that halved the speed.
-        acc = std::array::from_fn(|k| add(acc[k], conv(c[k])));
-    }
+    let (acc, tail) = lanes_body(x, zero, &add, &conv);
     // A linear fold of the lanes keeps the loop above at full vector width (a tree here makes
     // LLVM split the accumulators into narrow vectors); 16 terms add no measurable error.
     let mut t = acc[0];
@@ -127,18 +118,32 @@ fn lanes_sum_by<S: Copy, A: Copy>(x: &[S], zero: A, add: impl Fn(A, A) -> A, con
 /// `LANES` independent accumulators (element `i` into lane `i % LANES`), unfolded.
 #[inline(always)]
 fn lanes_by<S: Copy, A: Copy>(x: &[S], zero: A, add: impl Fn(A, A) -> A, conv: impl Fn(S) -> A) -> [A; LANES] {
+    let (mut acc, tail) = lanes_body(x, zero, &add, &conv);
+    for (a, &v) in acc.iter_mut().zip(tail) {
+        *a = add(*a, conv(v));
+    }
+    acc
+}
+
+/// The lanes over `x`'s whole chunks of `LANES`, and the elements left over.
+#[inline(always)]
+fn lanes_body<'x, S: Copy, A: Copy>(
+    x: &'x [S],
+    zero: A,
+    add: &impl Fn(A, A) -> A,
+    conv: &impl Fn(S) -> A,
+) -> ([A; LANES], &'x [S]) {
     let mut acc = [zero; LANES];
     let chunks = x.chunks_exact(LANES);
     let tail = chunks.remainder();
     for c in chunks {
         let c: &[S; LANES] = c.try_into().expect("chunks_exact yields LANES elements");
-        // A fresh array each step keeps the accumulators in registers (see `lanes_sum_by`).
+        // A fresh array each step (not updates in place): LLVM then keeps the accumulators in
+        // registers; updated in place, it kept them on the stack and reloaded them every step,
+        // a store-to-load chain that halved the speed.
         acc = std::array::from_fn(|k| add(acc[k], conv(c[k])));
     }
-    for (a, &v) in acc.iter_mut().zip(tail) {
-        *a = add(*a, conv(v));
-    }
-    acc
+    (acc, tail)
 }
 
 /// Pairwise sum of a contiguous run. A short run is one lane block. A long one runs under one

@@ -413,15 +413,19 @@ fn rows_plan(self_: &Tensor, indices: &[Option<Tensor>], values: &Tensor) -> Opt
 /// Writes (or adds) row `j` of `values` into row `index[j]` of `self`, in index order, after
 /// checking every index (so a bad one leaves `self` unchanged).
 fn run_index_put_rows(self_: &Tensor, index: &Tensor, values: &Tensor, accumulate: bool) -> Result<()> {
+    if index.numel() == 0 {
+        return Ok(());
+    }
     let index = ops::contiguous::call(index, MemoryFormat::Contiguous)?;
     let size = self_.sizes()[0];
-    // SAFETY: `index` is a contiguous CPU Long tensor of `numel` elements.
+    // SAFETY: `index` is a non-empty contiguous CPU Long tensor (`rows_plan`) of `numel`
+    // elements.
     let idx =
         unsafe { std::slice::from_raw_parts(index.data_ptr().cast::<i64>().cast_const(), index.numel() as usize) };
     if let Some(v) = idx.iter().find(|&&v| v < -size || v >= size) {
         return Err(Error::index(format!("index {v} is out of bounds for dimension 0 with size {size}")));
     }
-    if idx.is_empty() || self_.numel() == 0 {
+    if self_.numel() == 0 {
         return Ok(());
     }
     let row = (self_.numel() / size) as usize;

@@ -38,19 +38,9 @@ fn embedding_bag(
     // The sum kernel reduces half types in f32 itself; max and the frequency scaling go
     // through f32 copies.
     let fused = mode != 2 && !scale_grad_by_freq;
-    if fused || !matches!(dtype, DType::F16 | DType::BF16) || per_sample_weights.is_some_and(|w| w.dtype() != dtype) {
-        return bags(
-            weight,
-            indices,
-            offsets,
-            scale_grad_by_freq,
-            mode,
-            per_sample_weights,
-            include_last_offset,
-            padding_idx,
-        );
-    }
-    let wide = |t: &Tensor| t.try_to_dtype(DType::F32);
+    let widen =
+        !fused && matches!(dtype, DType::F16 | DType::BF16) && per_sample_weights.is_none_or(|w| w.dtype() == dtype);
+    let wide = |t: &Tensor| if widen { t.try_to_dtype(DType::F32) } else { Ok(t.clone()) };
     let psw = per_sample_weights.map(wide).transpose()?;
     let (out, offset2bag, bag_size, max_indices) = bags(
         &wide(weight)?,
@@ -62,7 +52,8 @@ fn embedding_bag(
         include_last_offset,
         padding_idx,
     )?;
-    Ok((out.try_to_dtype(dtype)?, offset2bag, bag_size, max_indices))
+    let out = if widen { out.try_to_dtype(dtype)? } else { out };
+    Ok((out, offset2bag, bag_size, max_indices))
 }
 
 #[allow(clippy::too_many_arguments)]

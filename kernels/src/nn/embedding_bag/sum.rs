@@ -47,7 +47,7 @@ pub(super) fn host_indices<'t>(t: &'t Tensor, func: &str, name: &str) -> Result<
         )));
     }
     if t.dtype() == DType::I64 && t.device() == oxten_runtime::Device::Cpu && t.is_contiguous() {
-        return Ok(Cow::Borrowed(contiguous_slice(t)));
+        return Ok(Cow::Borrowed(contiguous_slice(t)?));
     }
     let host = t.try_to_device(oxten_runtime::Device::Cpu)?;
     Ok(Cow::Owned(ops::to_dtype::call(&host, DType::I64, false, false, None)?.to_vec::<i64>()?))
@@ -239,11 +239,23 @@ fn sum_bags<T: BagElement>(weight: &[T], dims: usize, idx: &[i64], offs: &[i64],
     });
 }
 
-/// Reads a contiguous CPU tensor of `T` as a slice.
-pub(super) fn contiguous_slice<T: Element>(t: &Tensor) -> &[T] {
-    // SAFETY: callers pass a contiguous CPU tensor whose dtype is `T`; its `numel` elements
-    // start at `data_ptr` and stay alive (and unwritten) while `t` is borrowed.
-    unsafe { std::slice::from_raw_parts(t.data_ptr().cast::<T>().cast_const(), t.numel() as usize) }
+/// The elements of a contiguous CPU tensor of element type `T`; an error for any other tensor.
+pub(super) fn contiguous_slice<T: Element>(t: &Tensor) -> Result<&[T]> {
+    if t.dtype() != T::DTYPE || t.device() != oxten_runtime::Device::Cpu || !t.is_contiguous() {
+        return Err(Error::runtime(format!(
+            "_embedding_bag_sum: expected a contiguous CPU {} tensor, got a {} tensor on {}",
+            T::DTYPE,
+            t.dtype(),
+            t.device()
+        )));
+    }
+    if t.numel() == 0 {
+        // An empty tensor's data pointer may be null, which no slice may hold.
+        return Ok(&[]);
+    }
+    // SAFETY: checked above: a contiguous CPU tensor of element type `T`, whose `numel`
+    // elements start at `data_ptr` and stay alive (and unwritten) while `t` is borrowed.
+    Ok(unsafe { std::slice::from_raw_parts(t.data_ptr().cast::<T>().cast_const(), t.numel() as usize) })
 }
 
 impl EmbeddingBagSumCpu for Cpu {
@@ -268,11 +280,11 @@ impl EmbeddingBagSumCpu for Cpu {
                 // SAFETY: as above; `ptr` addresses `len` elements of the weight's dtype `$t`.
                 let slice = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<$t>(), len) };
                 sum_bags::<$t>(
-                    contiguous_slice(&weight),
+                    contiguous_slice(&weight)?,
                     dims as usize,
                     &idx,
                     &offs,
-                    psw.as_ref().map(contiguous_slice),
+                    psw.as_ref().map(contiguous_slice).transpose()?,
                     slice,
                 )
             }};
@@ -282,7 +294,7 @@ impl EmbeddingBagSumCpu for Cpu {
             DType::F64 => run!(f64),
             DType::F16 => run!(f16),
             DType::BF16 => run!(bf16),
-            _ => unreachable!("check() admits floating-point weights only"),
+            other => return Err(Error::dtype(format!("_embedding_bag_sum: unsupported weight dtype {other}"))),
         }
         if fresh {
             // SAFETY: every element was written above.
