@@ -198,3 +198,149 @@ fn dropout_between_layers_only_in_training() -> Result<()> {
     assert_eq!(single.forward(&x)?.to_vec::<f32>()?, single.forward(&x)?.to_vec::<f32>()?);
     Ok(())
 }
+
+/// `_thnn_fused_lstm_cell`'s formula written with operators, in f64:
+/// `(h', c', [σ(i), σ(f), tanh(g), σ(o)])`.
+fn lstm_cell_by_operators(ig: &Tensor, hg: &Tensor, cx: &Tensor, bias: Option<(&Tensor, &Tensor)>) -> [Tensor; 3] {
+    let f64 = |t: &Tensor| t.try_to_dtype(oxten::DType::F64).unwrap();
+    let mut gates = f64(ig).try_add(&f64(hg)).unwrap();
+    if let Some((a, b)) = bias {
+        gates = gates.try_add(&f64(a).try_add(&f64(b)).unwrap()).unwrap();
+    }
+    let g = gates.try_chunk(4, -1).unwrap();
+    let (i, f, c, o) = (g[0].sigmoid(), g[1].sigmoid(), g[2].tanh(), g[3].sigmoid());
+    let cy = f.try_mul(&f64(cx)).unwrap().try_add(&i.try_mul(&c).unwrap()).unwrap();
+    let hy = o.try_mul(&cy.tanh()).unwrap();
+    [hy, cy, oxten::cat(&[i, f, c, o], -1)]
+}
+
+/// Every element of `got` within `tol` (absolute plus relative) of the f64 `want`.
+fn near(what: &str, got: &Tensor, want: &Tensor, tol: f64) {
+    assert_eq!(got.sizes(), want.sizes(), "{what}: shape");
+    let got = got.try_to_dtype(oxten::DType::F64).unwrap().to_vec::<f64>().unwrap();
+    for (i, (g, w)) in got.iter().zip(want.to_vec::<f64>().unwrap()).enumerate() {
+        assert!((g - w).abs() <= tol * (1.0 + w.abs()), "{what}[{i}]: {g} vs {w}");
+    }
+}
+
+/// The fused LSTM cell against its formula written with operators: every dtype, with and
+/// without biases, batched and not, hidden sizes that do and do not fill a vector register,
+/// non-contiguous gates, and large gate values (saturated sigmoids, `tanh` of ±20).
+#[test]
+fn fused_lstm_cell_matches_its_formula() -> Result<()> {
+    use oxten::options::ThnnFusedLstmCellOpts;
+    for (batch, hidden) in [(Some(3), 37), (Some(1), 16), (None, 5), (Some(4), 1)] {
+        let lead: Vec<i64> = batch.into_iter().collect();
+        let shape = |last: i64| [lead.clone(), vec![last]].concat();
+        let ig = oxten::randn(&shape(4 * hidden)).try_mul_scalar(3.0)?;
+        // Transposed storage for the hidden gates.
+        let mut rev = shape(4 * hidden);
+        rev.reverse();
+        let hg = oxten::randn(&rev).try_mul_scalar(3.0)?;
+        let hg = if batch.is_some() { hg.t() } else { hg };
+        let cx = oxten::randn(&shape(hidden)).try_mul_scalar(2.0)?;
+        let ib = oxten::randn(&[4 * hidden]).try_mul_scalar(10.0)?;
+        let hb = oxten::randn(&[4 * hidden]);
+        for dtype in [oxten::DType::F64, oxten::DType::F32, oxten::DType::BF16, oxten::DType::F16] {
+            let tol = match dtype {
+                oxten::DType::F64 => 1e-14,
+                oxten::DType::F32 => 2e-6,
+                _ => 1e-2,
+            };
+            let d = |t: &Tensor| t.try_to_dtype(dtype).unwrap();
+            // The inputs the reference sees are the rounded ones.
+            let (ig, hg, cx, ib, hb) = (d(&ig), d(&hg), d(&cx), d(&ib), d(&hb));
+            for bias in [false, true] {
+                let opts = ThnnFusedLstmCellOpts { input_bias: bias.then_some(&ib), hidden_bias: bias.then_some(&hb) };
+                let (hy, cy, ws) = oxten::try__thnn_fused_lstm_cell_with(&ig, &hg, &cx, opts)?;
+                let want = lstm_cell_by_operators(&ig, &hg, &cx, bias.then_some((&ib, &hb)));
+                let what = format!("{dtype} batch {batch:?} hidden {hidden} bias {bias}");
+                for (name, got, want) in [("h'", &hy, &want[0]), ("c'", &cy, &want[1]), ("workspace", &ws, &want[2])] {
+                    assert_eq!(got.dtype(), dtype, "{what} {name}");
+                    near(&format!("{what} {name}"), got, want, tol);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The fused backward (no `create_graph`) against autograd through the formula written with
+/// operators, for every input, and with a missing `grad_cy`.
+#[test]
+fn fused_lstm_cell_backward_matches_autograd_of_its_formula() -> Result<()> {
+    use oxten::options::ThnnFusedLstmCellOpts;
+    for batch in [Some(3i64), None] {
+        let lead: Vec<i64> = batch.into_iter().collect();
+        let shape = |last: i64| [lead.clone(), vec![last]].concat();
+        let hidden = 19;
+        let leaf = |s: &[i64]| oxten::randn(s).try_to_dtype(oxten::DType::F64).unwrap().requires_grad_(true);
+        let inputs = [
+            leaf(&shape(4 * hidden)),
+            leaf(&shape(4 * hidden)),
+            leaf(&shape(hidden)),
+            leaf(&[4 * hidden]),
+            leaf(&[4 * hidden]),
+        ];
+        let (w_h, w_c) = (
+            oxten::randn(&shape(hidden)).try_to_dtype(oxten::DType::F64)?,
+            oxten::randn(&shape(hidden)).try_to_dtype(oxten::DType::F64)?,
+        );
+        let loss = |h: &Tensor, c: &Tensor| -> Result<Tensor> {
+            h.try_mul(&w_h)?.try_sum()?.try_add(&c.try_mul(&w_c)?.try_sum()?)
+        };
+        let opts = ThnnFusedLstmCellOpts { input_bias: Some(&inputs[3]), hidden_bias: Some(&inputs[4]) };
+        let (hy, cy, _) = oxten::try__thnn_fused_lstm_cell_with(&inputs[0], &inputs[1], &inputs[2], opts)?;
+        let got = oxten::autograd::grad(&[loss(&hy, &cy)?], &inputs)?;
+        let want_out = lstm_cell_by_operators(&inputs[0], &inputs[1], &inputs[2], Some((&inputs[3], &inputs[4])));
+        let want = oxten::autograd::grad(&[loss(&want_out[0], &want_out[1])?], &inputs)?;
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            near(&format!("batch {batch:?} grad of input {k}"), g.as_ref().unwrap(), w.as_ref().unwrap(), 1e-13);
+        }
+        // The backward operator itself, with only h''s gradient.
+        let (_, cy, ws) =
+            oxten::autograd::no_grad(|| oxten::try__thnn_fused_lstm_cell(&inputs[0], &inputs[1], &inputs[2]))?;
+        let (gg, gcx, gb) =
+            oxten::try__thnn_fused_lstm_cell_backward_impl(Some(&w_h), None, &inputs[2].detach(), &cy, &ws, false)?;
+        let want_out = lstm_cell_by_operators(&inputs[0], &inputs[1], &inputs[2], None);
+        let want = oxten::autograd::grad(&[want_out[0].try_mul(&w_h)?.try_sum()?], &inputs[..3])?;
+        near("grad_gates", &gg, want[0].as_ref().unwrap(), 1e-13);
+        near("grad_cx", &gcx, want[2].as_ref().unwrap(), 1e-13);
+        assert_eq!(gb.numel(), 0, "no bias: an empty grad_bias");
+    }
+    Ok(())
+}
+
+#[test]
+fn fused_lstm_cell_checks_its_arguments() {
+    use oxten::options::ThnnFusedLstmCellOpts;
+    let z = |s: &[i64]| oxten::zeros(s);
+    let e = |r: Result<(Tensor, Tensor, Tensor)>| r.unwrap_err().to_string();
+    let cell = |ig: &Tensor, hg: &Tensor, cx: &Tensor| oxten::try__thnn_fused_lstm_cell(ig, hg, cx);
+    assert!(e(cell(&z(&[2, 10]), &z(&[2, 10]), &z(&[2, 2]))).contains("not a multiple of 4"));
+    assert!(
+        e(cell(&z(&[2, 8]), &z(&[2, 4]), &z(&[2, 2]))).contains("expected hidden_gates of shape [2, 8], got [2, 4]")
+    );
+    assert!(e(cell(&z(&[2, 8]), &z(&[2, 8]), &z(&[3, 2]))).contains("expected cx of shape [2, 2], got [3, 2]"));
+    assert!(e(cell(&z(&[1, 2, 8]), &z(&[1, 2, 8]), &z(&[1, 2, 2]))).contains("1-D or 2-D, got 3-D"));
+    let ints = z(&[2, 8]).try_to_dtype(oxten::DType::I64).unwrap();
+    assert!(e(cell(&ints, &ints, &z(&[2, 2]).try_to_dtype(oxten::DType::I64).unwrap())).contains("floating-point"));
+    let f64 = z(&[2, 8]).try_to_dtype(oxten::DType::F64).unwrap();
+    assert!(e(cell(&z(&[2, 8]), &f64, &z(&[2, 2]))).contains("expected hidden_gates of dtype float32, got float64"));
+    let b = z(&[8]);
+    let one = ThnnFusedLstmCellOpts { input_bias: Some(&b), hidden_bias: None };
+    assert!(
+        e(oxten::try__thnn_fused_lstm_cell_with(&z(&[2, 8]), &z(&[2, 8]), &z(&[2, 2]), one)).contains("both be given")
+    );
+    let short = z(&[4]);
+    let bad = ThnnFusedLstmCellOpts { input_bias: Some(&b), hidden_bias: Some(&short) };
+    assert!(e(oxten::try__thnn_fused_lstm_cell_with(&z(&[2, 8]), &z(&[2, 8]), &z(&[2, 2]), bad))
+        .contains("hidden_bias of shape [8]"));
+    let back = oxten::try__thnn_fused_lstm_cell_backward_impl(None, None, &z(&[2, 2]), &z(&[2, 2]), &z(&[2, 6]), false);
+    assert!(e(back).contains("expected workspace of shape [2, 8], got [2, 6]"));
+    // Empty batches and a zero hidden size give empty results.
+    let (h, c, w) = cell(&z(&[0, 8]), &z(&[0, 8]), &z(&[0, 2])).unwrap();
+    assert_eq!((&h.sizes()[..], &c.sizes()[..], &w.sizes()[..]), (&[0, 2][..], &[0, 2][..], &[0, 8][..]));
+    let (h, _, w) = cell(&z(&[3, 0]), &z(&[3, 0]), &z(&[3, 0])).unwrap();
+    assert_eq!((&h.sizes()[..], &w.sizes()[..]), (&[3, 0][..], &[3, 0][..]));
+}

@@ -129,6 +129,45 @@ impl Weights {
     }
 }
 
+/// `unbind(0)` as one autograd node whose backward stacks the steps' gradients (PyTorch's
+/// `unbind` backward). Selecting the steps one by one would give each its own node, whose
+/// gradient is a zero-filled tensor of the whole sequence's size with one step written, and the
+/// engine would add `seq` of those: quadratic in the sequence length.
+struct UnbindSteps;
+
+impl crate::autograd::Function for UnbindSteps {
+    fn name(&self) -> String {
+        "UnbindSteps".into()
+    }
+
+    fn forward(&self, _ctx: &mut crate::autograd::FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+        ops::unbind::call(&inputs[0], 0)
+    }
+
+    fn backward(&self, _ctx: &crate::autograd::FunctionCtx, grads: &[Option<Tensor>]) -> Result<Vec<Option<Tensor>>> {
+        // The context materializes missing gradients as zeros.
+        let grads: Vec<Tensor> = grads
+            .iter()
+            .map(|g| g.clone().ok_or_else(|| Error::runtime("UnbindSteps: a step's gradient is missing")))
+            .collect::<Result<_>>()?;
+        Ok(vec![Some(ops::stack::call(&grads, 0)?)])
+    }
+}
+
+/// The steps of a sequence (`[seq, …]`, along dim 0). Through [`UnbindSteps`] when autograd
+/// records them; plain views otherwise, and under forward-mode AD (a custom function has no
+/// forward formula).
+fn steps_of(x: &Tensor) -> Result<Vec<Tensor>> {
+    let records = crate::autograd::is_grad_enabled() && x.requires_grad();
+    let dual =
+        crate::autograd::forward_ad::is_active() && !crate::autograd::forward_ad::levels_of(&[Some(x)]).is_empty();
+    if records && !dual {
+        crate::autograd::apply_function(UnbindSteps, std::slice::from_ref(x))
+    } else {
+        ops::unbind::call(x, 0)
+    }
+}
+
 /// The layers of a sequence module.
 struct Stack {
     mode: Mode,
@@ -254,10 +293,11 @@ impl Stack {
                 // Every step's input projection at once: [seq, batch, gates·hidden].
                 let x_proj = ops::linear::call(&layer_input, &w.w_ih, w.b_ih.as_ref())?;
                 let mut state: Vec<Tensor> = states.iter().map(|s| s.try_select(0, index)).collect::<Result<_>>()?;
+                let x_steps = steps_of(&x_proj)?;
                 let mut seq = vec![None; steps as usize];
                 for i in 0..steps {
                     let t = if dir == 1 { steps - 1 - i } else { i };
-                    state = w.step(self.mode, &x_proj.try_select(0, t)?, &state)?;
+                    state = w.step(self.mode, &x_steps[t as usize], &state)?;
                     seq[t as usize] = Some(state[0].clone());
                 }
                 let seq: Vec<Tensor> = seq.into_iter().flatten().collect();

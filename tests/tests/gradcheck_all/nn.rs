@@ -251,5 +251,40 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
                 Ok(oxten::try__scaled_dot_product_flash_attention_for_cpu_with(&x[0], &x[1], &x[2], o)?.0)
             },
         ),
+        // ---- _thnn_fused_lstm_cell (the LSTM's gates): h' and c' ----
+        Case {
+            op: "_thnn_fused_lstm_cell",
+            what: "batched, no bias",
+            inputs: vec![r.any(&[2, 12]), r.any(&[2, 12]), r.any(&[2, 3])],
+            f: Box::new(|x| {
+                let (h, c, _) = oxten::try__thnn_fused_lstm_cell(&x[0], &x[1], &x[2])?;
+                Ok(vec![h, c])
+            }),
+            gradgrad: true,
+            eps: 1e-6,
+        },
+        Case {
+            op: "_thnn_fused_lstm_cell",
+            what: "unbatched, biases",
+            inputs: vec![r.any(&[8]), r.any(&[8]), r.any(&[2]), r.any(&[8]), r.any(&[8])],
+            f: Box::new(|x| {
+                let o = ThnnFusedLstmCellOpts { input_bias: Some(&x[3]), hidden_bias: Some(&x[4]) };
+                let (h, c, _) = oxten::try__thnn_fused_lstm_cell_with(&x[0], &x[1], &x[2], o)?;
+                Ok(vec![h, c])
+            }),
+            gradgrad: true,
+            eps: 1e-6,
+        },
+        Case {
+            op: "_thnn_fused_lstm_cell",
+            what: "batched, biases, transposed gates, h' only",
+            inputs: vec![r.transposed(&[3, 8]), r.any(&[3, 8]), r.any(&[3, 2]), r.any(&[8]), r.any(&[8])],
+            f: Box::new(|x| {
+                let o = ThnnFusedLstmCellOpts { input_bias: Some(&x[3]), hidden_bias: Some(&x[4]) };
+                Ok(vec![oxten::try__thnn_fused_lstm_cell_with(&x[0], &x[1], &x[2], o)?.0])
+            }),
+            gradgrad: true,
+            eps: 1e-6,
+        },
     ]
 }

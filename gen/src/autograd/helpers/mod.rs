@@ -27,6 +27,8 @@ mod random;
 pub use random::*;
 mod forward;
 pub use forward::*;
+mod recurrent;
+pub use recurrent::*;
 mod pointwise;
 pub use pointwise::*;
 

@@ -5,10 +5,14 @@
 //! composite: an `index_select` of the rows and an `index_add` into the bags.
 
 use crate::generated::decls::{EmbeddingBagSumCompositeExplicit, EmbeddingBagSumCpu};
+use crate::support::contiguous_slice;
 use crate::{Composite, Cpu};
 use half::{bf16, f16};
 use oxten_runtime::{ops, DType, Element, Error, MemoryFormat, Result, Scalar, Tensor};
 use std::borrow::Cow;
+
+/// The operator's name, for messages.
+const OP: &str = "_embedding_bag_sum";
 
 /// An element the bags sum in `Acc` (f32 for the half types).
 trait BagElement: Element + Copy + Send + Sync {
@@ -47,7 +51,7 @@ pub(super) fn host_indices<'t>(t: &'t Tensor, func: &str, name: &str) -> Result<
         )));
     }
     if t.dtype() == DType::I64 && t.device() == oxten_runtime::Device::Cpu && t.is_contiguous() {
-        return Ok(Cow::Borrowed(contiguous_slice(t)?));
+        return Ok(Cow::Borrowed(contiguous_slice(func, t)?));
     }
     let host = t.try_to_device(oxten_runtime::Device::Cpu)?;
     Ok(Cow::Owned(ops::to_dtype::call(&host, DType::I64, false, false, None)?.to_vec::<i64>()?))
@@ -239,25 +243,6 @@ fn sum_bags<T: BagElement>(weight: &[T], dims: usize, idx: &[i64], offs: &[i64],
     });
 }
 
-/// The elements of a contiguous CPU tensor of element type `T`; an error for any other tensor.
-pub(super) fn contiguous_slice<T: Element>(t: &Tensor) -> Result<&[T]> {
-    if t.dtype() != T::DTYPE || t.device() != oxten_runtime::Device::Cpu || !t.is_contiguous() {
-        return Err(Error::runtime(format!(
-            "_embedding_bag_sum: expected a contiguous CPU {} tensor, got a {} tensor on {}",
-            T::DTYPE,
-            t.dtype(),
-            t.device()
-        )));
-    }
-    if t.numel() == 0 {
-        // An empty tensor's data pointer may be null, which no slice may hold.
-        return Ok(&[]);
-    }
-    // SAFETY: checked above: a contiguous CPU tensor of element type `T`, whose `numel`
-    // elements start at `data_ptr` and stay alive (and unwritten) while `t` is borrowed.
-    Ok(unsafe { std::slice::from_raw_parts(t.data_ptr().cast::<T>().cast_const(), t.numel() as usize) })
-}
-
 impl EmbeddingBagSumCpu for Cpu {
     fn embedding_bag_sum(
         weight: &Tensor,
@@ -280,11 +265,11 @@ impl EmbeddingBagSumCpu for Cpu {
                 // SAFETY: as above; `ptr` addresses `len` elements of the weight's dtype `$t`.
                 let slice = unsafe { std::slice::from_raw_parts_mut(ptr.cast::<$t>(), len) };
                 sum_bags::<$t>(
-                    contiguous_slice(&weight)?,
+                    contiguous_slice(OP, &weight)?,
                     dims as usize,
                     &idx,
                     &offs,
-                    psw.as_ref().map(contiguous_slice).transpose()?,
+                    psw.as_ref().map(|p| contiguous_slice(OP, p)).transpose()?,
                     slice,
                 )
             }};

@@ -1,6 +1,8 @@
 //! The recurrent cells `rnn_tanh_cell`, `rnn_relu_cell`, `lstm_cell` and `gru_cell`
-//! (CompositeImplicitAutograd, as in PyTorch: two `linear`s and pointwise gates, so autograd and
-//! every backend come from those operators).
+//! (CompositeImplicitAutograd, as in PyTorch: two `linear`s and the gates, so autograd and every
+//! backend come from the operators they call). The LSTM's gates are one operator,
+//! `_thnn_fused_lstm_cell` ([`fused_lstm`]), with a fused CPU kernel and its own backward; the
+//! others' gates are pointwise operators.
 //!
 //! Inputs may be batched (`input [B, I]`, states `[B, H]`) or not (`[I]`, `[H]`), as PyTorch's
 //! cell modules accept; the checks are PyTorch's `check_rnn_cell_forward_input/hidden`.
@@ -9,6 +11,8 @@
 //! public (as `oxten_kernels::recurrent`) so that the multi-layer `nn::RNN`/`LSTM`/`GRU` modules
 //! can project a whole sequence's inputs in one matrix product (as PyTorch does on the CPU) and
 //! then run the same gates step by step.
+
+mod fused_lstm;
 
 use crate::generated::decls::{
     GruCellCompositeImplicit, LstmCellCompositeImplicit, RnnReluCellCompositeImplicit, RnnTanhCellCompositeImplicit,
@@ -95,11 +99,7 @@ pub fn simple_gates(x_proj: &Tensor, h_proj: &Tensor, relu: bool) -> Result<Tens
 /// An LSTM step from the two projections (`[…, 4H]`, gates i, f, g, o) and the cell state `c`:
 /// `(h', c')`.
 pub fn lstm_gates(x_proj: &Tensor, h_proj: &Tensor, c: &Tensor) -> Result<(Tensor, Tensor)> {
-    let gates = x_proj.try_add(h_proj)?;
-    let g = ops::chunk::call(&gates, 4, -1)?;
-    let (i, f, cand, o) = (g[0].try_sigmoid()?, g[1].try_sigmoid()?, g[2].try_tanh()?, g[3].try_sigmoid()?);
-    let cy = f.try_mul(c)?.try_add(&i.try_mul(&cand)?)?;
-    let hy = o.try_mul(&cy.try_tanh()?)?;
+    let (hy, cy, _workspace) = ops::_thnn_fused_lstm_cell::call(x_proj, h_proj, c, None, None)?;
     Ok((hy, cy))
 }
 
