@@ -289,11 +289,16 @@ def resolve(bases, overloads, args, kwargs):
 
 def varargs_forms(schema, args):
     """The call as written, then with trailing positional arguments packed into one list
-    (`block_diag(a, b, c)`, `sum_to_size(2, 3)`) for a list parameter at that position."""
+    (`block_diag(a, b, c)`, `sum_to_size(2, 3)`, `meshgrid(x)`) for a list parameter at that
+    position."""
     yield args
     params = [a for a in schema.arguments if not a.kwarg_only]
-    for k in range(min(len(params), len(args) - 1)):
-        if params[k].real_type.kind() == "ListType":
+    for k in range(min(len(params), len(args))):
+        ty = params[k].real_type
+        if ty.kind() != "ListType":
+            continue
+        # One argument alone is packed only into a tensor list (`meshgrid(x)`, `atleast_1d(x)`).
+        if k < len(args) - 1 or str(ty.getElementType()) == "Tensor":
             yield list(args[:k]) + [list(args[k:])]
 
 
@@ -606,6 +611,46 @@ def embedding_bag_call(args, kwargs):
     }
 
 
+# Reflected operators: `x.__rpow__(y)` is `pow(y, x)`.
+REFLECTED = {"__rmatmul__", "__rpow__", "__rmod__"}
+# `cdist`'s `compute_mode` string as aten's int (None: decide by size).
+CDIST_MODES = {"use_mm_for_euclid_dist_if_necessary": None, "use_mm_for_euclid_dist": 1,
+               "donot_use_mm_for_euclid_dist": 2}
+# Python functions whose positional parameters come in another order than aten's: the call is
+# passed by name, and aten's `cudnn_enabled` (no Python counterpart; unused on the CPU) added.
+BY_NAME = {"batch_norm": ["input", "running_mean", "running_var", "weight", "bias", "training", "momentum", "eps"],
+           "instance_norm": ["input", "running_mean", "running_var", "weight", "bias", "use_input_stats",
+                             "momentum", "eps"]}
+
+
+def reordered_call(name, args, kwargs):
+    """The OpInfo's call with its arguments where the aten schema has them: reflected operators
+    swapped, `where(self, condition, other)` and `einsum(tensors, equation)` as aten orders them,
+    `x.to("cpu", dtype, ...)` without the device, `cdist`'s mode as its code, and the norms'
+    Python parameters by name."""
+    if name in REFLECTED and len(args) == 2:
+        return [args[1], args[0]], kwargs
+    if name == "where" and len(args) == 3:
+        return [args[1], args[0], args[2]], kwargs
+    if name == "einsum" and len(args) == 2 and isinstance(args[1], str):
+        return [args[1], args[0]], kwargs
+    if name == "to" and len(args) > 1 and isinstance(args[1], (str, torch.device)) and torch.device(args[1]).type == "cpu":
+        return [args[0], *args[2:]], kwargs
+    if name == "cdist":
+        kwargs = dict(kwargs)
+        if len(args) > 3:
+            kwargs["compute_mode"] = args.pop(3)
+        if isinstance(kwargs.get("compute_mode"), str):
+            kwargs["compute_mode"] = CDIST_MODES.get(kwargs["compute_mode"], kwargs["compute_mode"])
+        return args, kwargs
+    if name in BY_NAME:
+        names = BY_NAME[name]
+        kwargs = dict(zip(names[1:], args[1:]), **kwargs)
+        kwargs.setdefault("cudnn_enabled", False)
+        return args[:1], kwargs
+    return args, kwargs
+
+
 def python_call(s, info):
     """The sample as a call: (args, kwargs, return_indices or None where the function has none).
     An adaptive pool's `None` output size is the input's size, as the Python function reads it;
@@ -614,6 +659,7 @@ def python_call(s, info):
     name = info.name.split(".")[-1]
     if name == "embedding_bag":
         return (*embedding_bag_call(args, kwargs), False)
+    args, kwargs = reordered_call(name, args, kwargs)
     at = RETURN_INDICES_AT.get(name)
     ri = None
     if at is not None:
@@ -662,6 +708,10 @@ def bind_and_call(info, bases, overloads, s, skip):
     """The prologue of the sample and gradient records: the sample bound to an aten overload
     oxten declares and called (seeded). Returns (op, schema name, bound, result, ri) or None."""
     args, kwargs, ri = python_call(s, info)
+    if info.name == "nonzero" and kwargs.get("as_tuple"):
+        # `nonzero(as_tuple=True)` is aten's `nonzero_numpy`.
+        kwargs = {k: v for k, v in kwargs.items() if k != "as_tuple"}
+        bases = ["nonzero_numpy"]
     r = resolve(with_indices_first(bases, overloads, ri), overloads, args, kwargs)
     if r is None:
         skip("no overload oxten declares binds the Python call")
@@ -787,6 +837,10 @@ def record_grad(rec, info, bases, overloads, s, skip):
 def record_error(rec, info, bases, overloads, e, skip):
     s = e.sample_input
     args, kwargs, ri = python_call(s, info)
+    if info.name == "nonzero" and kwargs.get("as_tuple"):
+        # `nonzero(as_tuple=True)` is aten's `nonzero_numpy`.
+        kwargs = {k: v for k, v in kwargs.items() if k != "as_tuple"}
+        bases = ["nonzero_numpy"]
     r = resolve(with_indices_first(bases, overloads, ri), overloads, args, kwargs)
     if r is None:
         skip("error input: no overload oxten declares binds the Python call")

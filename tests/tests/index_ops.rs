@@ -313,3 +313,31 @@ fn index_put_of_whole_rows_matches_the_elementwise_path() {
     assert!(err.to_string().contains("index 4 is out of bounds for dimension 0 with size 4"), "{err}");
     assert_eq!(rows.sum().item::<f32>().unwrap(), 0.0, "a bad index leaves self unchanged");
 }
+
+/// `narrow.Tensor`, `split.sizes` and `nonzero_numpy` (`nonzero(as_tuple=True)`): the overloads
+/// PyTorch's Python calls reach, beyond the OpInfo samples: views, a 0-dim input, bad starts.
+#[test]
+fn narrow_tensor_split_sizes_and_nonzero_numpy() -> Result<()> {
+    let x = arange(12, &[3, 4]);
+    let start = Tensor::scalar(-3i64);
+    let n = x.try_narrow_tensor(1, &start, 2)?;
+    assert_eq!(n.to_vec::<f32>()?, [1.0, 2.0, 5.0, 6.0, 9.0, 10.0]);
+    assert!(n.storage().is_alias_of(x.storage()), "narrow.Tensor is a view");
+    let err = x.try_narrow_tensor(1, &Tensor::scalar(1.0f32), 2).unwrap_err().to_string();
+    assert!(err.contains("start must be a 0-dim integral Tensor"), "{err}");
+    let err = x.try_narrow_tensor(1, &long(&[1]), 2).unwrap_err().to_string();
+    assert!(err.contains("got a 1-D int64 tensor"), "{err}");
+
+    let parts = x.try_split_sizes(&[1, 3], 1)?;
+    assert_eq!(parts[1].sizes(), [3, 3]);
+    assert_eq!(parts[1].to_vec::<f32>()?, [1.0, 2.0, 3.0, 5.0, 6.0, 7.0, 9.0, 10.0, 11.0]);
+    assert!(x.try_split_sizes(&[1, 2], 1).is_err(), "sizes must add up to the dim");
+
+    let nz = Tensor::from_vec(vec![0.0f32, 2.0, 0.0, 3.0], &[2, 2])?.try_nonzero_numpy()?;
+    assert_eq!((nz[0].to_vec::<i64>()?, nz[1].to_vec::<i64>()?), (vec![0, 1], vec![1, 1]));
+    let scalar = Tensor::scalar(5.0f32).try_nonzero_numpy()?;
+    assert_eq!(scalar.len(), 1);
+    assert_eq!(scalar[0].to_vec::<i64>()?, [0]);
+    assert_eq!(Tensor::scalar(0.0f32).try_nonzero_numpy()?[0].numel(), 0);
+    Ok(())
+}

@@ -6,7 +6,8 @@
 //! ([`DEFAULT_OVERLOADS`]: none, `Tensor`, `int`, `self`, `memory_format`, `using_ints`), followed
 //! by `_` for in-place operators. A base name that is a Rust keyword always keeps its overload,
 //! and so does `.Tensor` where the unnamed overload takes scalars ([`SCALAR_FIRST_BASES`]:
-//! `clamp` / `clamp.Tensor` become `clamp` / `clamp_tensor`).
+//! `clamp` / `clamp.Tensor` become `clamp` / `clamp_tensor`, `narrow` / `narrow.Tensor` become
+//! `narrow` / `narrow_tensor`).
 //!
 //! | schema | Rust |
 //! |---|---|
@@ -26,7 +27,7 @@ use crate::model::{Argument, BaseTy, DefaultValue, OperatorName, Return, Type};
 pub const DEFAULT_OVERLOADS: [&str; 6] = ["", "Tensor", "int", "self", "memory_format", "using_ints"];
 
 /// Base names whose unnamed overload is the scalar form, so `.Tensor` must stay in the name.
-pub const SCALAR_FIRST_BASES: [&str; 3] = ["clamp", "clamp_min", "clamp_max"];
+pub const SCALAR_FIRST_BASES: [&str; 4] = ["clamp", "clamp_min", "clamp_max", "narrow"];
 
 /// Methods of std traits implemented by `Tensor` that an inherent method must not shadow.
 const SHADOWED_STD_METHODS: [&str; 1] = ["clone"];

@@ -1,6 +1,6 @@
 //! Indexing operators: `index_select`, `gather`, `scatter` (src, value, add), `masked_fill`,
-//! `embedding` (and its dense backward), advanced indexing (`index.Tensor`, `index_put_`,
-//! `index_put`). Shared pieces (overlap checks, the row walker, accumulation) are in `common`.
+//! `nonzero`, `embedding` (and its dense backward), advanced indexing (`index.Tensor`,
+//! `index_put_`, `index_put`). Shared pieces (overlap checks, the row walker, accumulation) are in `common`.
 
 mod advanced;
 pub(crate) mod common;

@@ -1,7 +1,7 @@
 //! `nonzero` and `masked_select`: the data-dependent selections, whose result size depends on
 //! the values (so neither runs on meta tensors).
 
-use crate::generated::decls::{MaskedSelectCompositeImplicit, NonzeroCpu};
+use crate::generated::decls::{MaskedSelectCompositeImplicit, NonzeroCpu, NonzeroNumpyCompositeImplicit};
 use crate::iter::{infer_size, to_dtype};
 use crate::{Composite, Cpu};
 use oxten_runtime::{ops, DType, Error, Result, Tensor};
@@ -38,6 +38,14 @@ impl NonzeroCpu for Cpu {
         let nd = self_.dim();
         let by_dim: Vec<i64> = (0..nd).flat_map(|d| coords.iter().skip(d).step_by(nd.max(1)).copied()).collect();
         Tensor::from_vec(by_dim, &[nd as i64, count as i64])?.try_t()
+    }
+}
+
+impl NonzeroNumpyCompositeImplicit for Composite {
+    /// `nonzero(as_tuple=True)`: `nonzero`'s columns (a 0-dim tensor is taken as 1-D).
+    fn nonzero_numpy(self_: &Tensor) -> Result<Vec<Tensor>> {
+        let t = if self_.dim() == 0 { self_.try_unsqueeze(0)? } else { self_.clone() };
+        ops::unbind::call(&ops::nonzero::call(&t)?, 1)
     }
 }
 

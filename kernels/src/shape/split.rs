@@ -1,4 +1,4 @@
-//! Views that cut or regroup dims: `split.Tensor`, `split_with_sizes`, `chunk`,
+//! Views that cut or regroup dims: `split.Tensor`, `split.sizes`, `split_with_sizes`, `chunk`,
 //! `flatten.using_ints`, `unflatten.int`.
 //!
 //! All are CompositeImplicitAutograd: they call `narrow`/`slice`, `reshape` and `view` through
@@ -42,6 +42,13 @@ impl SplitCompositeImplicit for Composite {
             pieces.push(ops::narrow::call(self_, dim, i * split_size, len)?);
         }
         Ok(pieces)
+    }
+}
+
+impl crate::generated::decls::SplitSizesCompositeImplicit for Composite {
+    /// `split` with a list of sizes is `split_with_sizes`.
+    fn split_sizes(self_: &Tensor, split_size: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+        ops::split_with_sizes::call(self_, split_size, dim)
     }
 }
 

@@ -90,6 +90,21 @@ impl NarrowCompositeImplicit for crate::Composite {
     }
 }
 
+impl crate::generated::decls::NarrowTensorCompositeImplicit for crate::Composite {
+    /// `narrow` with `start` read from a 0-dim integer tensor.
+    fn narrow_tensor(self_: &Tensor, dim: i64, start: &Tensor, length: i64) -> Result<Tensor> {
+        if start.dim() != 0 || !start.dtype().is_integral(false) {
+            return Err(Error::value(format!(
+                "narrow(): start must be a 0-dim integral Tensor, got a {}-D {} tensor",
+                start.dim(),
+                start.dtype()
+            )));
+        }
+        let start = crate::support::item_scalar(start)?.to_i64();
+        ops::narrow::call(self_, dim, start, length)
+    }
+}
+
 impl crate::generated::decls::NarrowCopyCompositeImplicit for crate::Composite {
     /// `narrow` then a copy of the view (always a new tensor, unlike `narrow`).
     fn narrow_copy(self_: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
