@@ -81,6 +81,8 @@ def main():
     into = torch.arange(bags * per, dtype=torch.int64) * 7919 % bags
     target = torch.zeros(bags, dim)
     out[f"nn/index_add_rows/{bags * per}"] = median_time(lambda: target.index_add(0, into, source))
+    out[f"nn/embedding_dense_backward/{bags * per}"] = median_time(
+        lambda: torch.ops.aten.embedding_dense_backward(source, indices, rows, -1, False))
     print(f"# torch {torch.__version__}, threads {torch.get_num_threads()}")
     for k, v in out.items():
         print(f"{k} {v:.9e}")

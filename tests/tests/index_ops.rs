@@ -341,3 +341,37 @@ fn narrow_tensor_split_sizes_and_nonzero_numpy() -> Result<()> {
     assert_eq!(Tensor::scalar(0.0f32).try_nonzero_numpy()?[0].numel(), 0);
     Ok(())
 }
+
+/// `embedding_dense_backward` split over weight rows (big enough for the threads) against
+/// `index_add` of the same rows, with repeated indices, a padding index, `scale_grad_by_freq`,
+/// and an index out of range as an error, as PyTorch's `index_add_` gives.
+#[test]
+fn embedding_dense_backward_matches_index_add() -> Result<()> {
+    let (n, rows, d) = (6000i64, 97i64, 33i64);
+    let idx: Vec<i64> = (0..n).map(|i| (i * 7919 + i * i) % rows).collect();
+    let grad = oxten::randn(&[n, d]);
+    let index = long(&idx);
+    let want = oxten::zeros(&[rows, d]).try_index_add(0, &index, &grad)?;
+    let got = oxten::ops::embedding_dense_backward::call(&grad, &index, rows, -1, false)?;
+    let close = |a: &Tensor, b: &Tensor| {
+        a.to_vec::<f32>()
+            .unwrap()
+            .iter()
+            .zip(b.to_vec::<f32>().unwrap())
+            .all(|(x, y)| (x - y).abs() <= 1e-4 * (1.0 + y.abs()))
+    };
+    assert!(close(&got, &want));
+    // The padding row gets nothing; the others are as before.
+    let padded = oxten::ops::embedding_dense_backward::call(&grad, &index, rows, 5, false)?;
+    assert!(padded.try_select(0, 5)?.to_vec::<f32>()?.iter().all(|&v| v == 0.0));
+    assert!(close(&padded.try_select(0, 6)?, &want.try_select(0, 6)?));
+    // Each row's sum divided by how often its index appears.
+    let scaled = oxten::ops::embedding_dense_backward::call(&grad, &index, rows, -1, true)?;
+    let count = idx.iter().filter(|&&k| k == 6).count() as f64;
+    assert!(close(&scaled.try_select(0, 6)?, &want.try_select(0, 6)?.try_div_scalar(count)?));
+    let err = oxten::ops::embedding_dense_backward::call(&grad.try_narrow(0, 0, 2)?, &long(&[1, 97]), rows, -1, false)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("index 97 is out of range for 97 rows"), "{err}");
+    Ok(())
+}

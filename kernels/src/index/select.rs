@@ -275,6 +275,41 @@ pub(super) fn embedding_dense_backward_output(
     Ok((out, d))
 }
 
+/// The rows `first..first + out.len() / d` of `embedding_dense_backward`'s result: every index
+/// naming one of them adds its row of `grad` (times its scale) there, in index order.
+struct DenseBackwardRows<'a, T> {
+    grad: &'a [T],
+    idx: &'a [i64],
+    /// Each index's scale (`1 / count` under `scale_grad_by_freq`), or 1 for all.
+    scales: Option<&'a [f64]>,
+    padding_idx: i64,
+    d: usize,
+    first: usize,
+    out: &'a mut [T],
+}
+
+impl<T: AddScaled> crate::cpu::simd::InnerLoop for DenseBackwardRows<'_, T> {
+    #[inline(always)]
+    unsafe fn run(self) {
+        let d = self.d;
+        let rows = self.first..self.first + self.out.len() / d;
+        for (i, &k) in self.idx.iter().enumerate() {
+            if k == self.padding_idx || !rows.contains(&(k as usize)) {
+                continue;
+            }
+            let scale = self.scales.map_or(1.0, |s| s[i]);
+            let dst = &mut self.out[(k as usize - rows.start) * d..][..d];
+            let src = &self.grad[i * d..][..d];
+            for (o, &g) in dst.iter_mut().zip(src) {
+                *o = o.add_scaled(g, scale);
+            }
+        }
+    }
+}
+
+/// Sums each index's row of `grad` into the weight row it names. The weight rows are split over
+/// the threads (each thread scans every index and keeps the ones in its rows), so the sums
+/// keep their index order and need no atomics, as in PyTorch's CPU kernel.
 fn embedding_dense_backward(
     grad_output: &Tensor,
     indices: &Tensor,
@@ -293,31 +328,45 @@ fn embedding_dense_backward(
             &indices.sizes()[..]
         )));
     }
-    let mut counts = std::collections::HashMap::new();
-    if scale_grad_by_freq {
+    // PyTorch's `index_add_` check, after the padding index is dropped.
+    if let Some(&k) = idx.iter().find(|&&k| k != padding_idx && !(0..num_weights).contains(&k)) {
+        return Err(Error::index(format!(
+            "embedding_dense_backward: index {k} is out of range for {num_weights} rows"
+        )));
+    }
+    if out.numel() == 0 || idx.is_empty() {
+        return Ok(out);
+    }
+    let scales: Option<Vec<f64>> = scale_grad_by_freq.then(|| {
+        let mut counts = std::collections::HashMap::new();
         for &k in &idx {
             *counts.entry(k).or_insert(0i64) += 1;
         }
-    }
-    let (gw, g) = (out.data_ptr(), grad.data_ptr());
-    let du = d as usize;
+        idx.iter().map(|k| 1.0 / counts[k] as f64).collect()
+    });
+    let (rows, du) = (num_weights as usize, d as usize);
+    // One task per thread, unless the work is small.
+    let work = idx.len().saturating_mul(du);
+    let tasks = if work < GRAIN_SIZE { 1 } else { oxten_runtime::parallel::threads_now().max(1) };
+    let rows_per_task = rows.div_ceil(tasks);
     match_dtype!(out.dtype(), T => {
-        // SAFETY: `out` is a fresh contiguous [num_weights, d] tensor and `grad` a contiguous
-        // [numel, d] one of the same dtype; rows `k` outside `0..num_weights` are skipped.
-        unsafe {
-            let (gw, g) = (gw as *mut T, g as *const T);
-            for (i, &k) in idx.iter().enumerate() {
-                if k == padding_idx || k < 0 || k >= num_weights {
-                    continue;
-                }
-                let scale = if scale_grad_by_freq { 1.0 / counts[&k] as f64 } else { 1.0 };
-                let dst = gw.add(k as usize * du);
-                let src = g.add(i * du);
-                for j in 0..du {
-                    *dst.add(j) = (*dst.add(j)).add_scaled(*src.add(j), scale);
-                }
-            }
-        }
+        let grad = crate::support::contiguous_slice::<T>("embedding_dense_backward", &grad)?;
+        // SAFETY: `out` is a fresh, zero-filled, contiguous CPU tensor of `rows * du` elements of
+        // `T` that nothing else holds while this slice lives.
+        let out_s = unsafe { std::slice::from_raw_parts_mut(out.data_ptr().cast::<T>(), rows * du) };
+        oxten_runtime::parallel::chunks_mut(out_s, rows_per_task * du, |task, chunk| {
+            let part = DenseBackwardRows {
+                grad,
+                idx: &idx,
+                scales: scales.as_deref(),
+                padding_idx,
+                d: du,
+                first: task * rows_per_task,
+                out: chunk,
+            };
+            // SAFETY: `DenseBackwardRows::run` only indexes slices (bounds-checked).
+            unsafe { crate::cpu::simd::run(part) };
+        });
     });
     Ok(out)
 }
