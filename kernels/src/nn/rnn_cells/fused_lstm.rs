@@ -48,6 +48,19 @@ fn with_last(sizes: &[i64], last: i64) -> Vec<i64> {
     s
 }
 
+/// Checks that `t`, the argument whose shape and dtype the others must match, is a 1-D or 2-D
+/// floating-point tensor; returns its last dim.
+fn check_leading(op: &str, name: &str, t: &Tensor) -> Result<i64> {
+    let d = t.dim();
+    if d != 1 && d != 2 {
+        return Err(Error::shape(format!("{op}: expected {name} to be 1-D or 2-D, got {d}-D")));
+    }
+    if !t.dtype().is_floating_point() {
+        return Err(Error::dtype(format!("{op}: expected a floating-point {name}, got {}", t.dtype())));
+    }
+    Ok(t.sizes()[d - 1])
+}
+
 /// The checks of `_thnn_fused_lstm_cell` (PyTorch's `checkSizes`); returns the hidden size.
 fn check_forward(
     input_gates: &Tensor,
@@ -56,14 +69,7 @@ fn check_forward(
     input_bias: Option<&Tensor>,
     hidden_bias: Option<&Tensor>,
 ) -> Result<i64> {
-    let d = input_gates.dim();
-    if d != 1 && d != 2 {
-        return Err(Error::shape(format!("{FORWARD}: expected input_gates to be 1-D or 2-D, got {d}-D")));
-    }
-    if !input_gates.dtype().is_floating_point() {
-        return Err(Error::dtype(format!("{FORWARD}: expected floating-point gates, got {}", input_gates.dtype())));
-    }
-    let gates = input_gates.sizes()[d - 1];
+    let gates = check_leading(FORWARD, "input_gates", input_gates)?;
     if gates % 4 != 0 {
         return Err(Error::shape(format!(
             "{FORWARD}: the gates' last dim must be 4 * hidden_size, got {gates}, not a multiple of 4"
@@ -95,14 +101,7 @@ fn check_backward(
     cy: &Tensor,
     workspace: &Tensor,
 ) -> Result<i64> {
-    let d = cx.dim();
-    if d != 1 && d != 2 {
-        return Err(Error::shape(format!("{BACKWARD}: expected cx to be 1-D or 2-D, got {d}-D")));
-    }
-    if !cx.dtype().is_floating_point() {
-        return Err(Error::dtype(format!("{BACKWARD}: expected a floating-point cx, got {}", cx.dtype())));
-    }
-    let hidden = cx.sizes()[d - 1];
+    let hidden = check_leading(BACKWARD, "cx", cx)?;
     let gates =
         hidden.checked_mul(4).ok_or_else(|| Error::shape(format!("{BACKWARD}: hidden size {hidden} overflows")))?;
     check_like(BACKWARD, "cy", cy, &cx.sizes(), cx)?;
