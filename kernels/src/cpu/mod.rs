@@ -50,6 +50,7 @@ mod opmath;
 mod reduce;
 mod reduce_plan;
 pub(crate) mod simd;
+mod slices;
 mod sum;
 
 pub use argreduce::reduce_with_index_kernel;
@@ -62,6 +63,7 @@ pub use loops::{
 pub use opmath::OpMath;
 pub use reduce::reduce_kernel;
 pub use simd::{detected_simd_level, set_simd_level, simd_level, SimdLevel};
+pub(crate) use slices::contiguous_slice;
 pub use sum::sum_kernel;
 
 /// Registers what the device-agnostic runtime calls on the CPU: its copy stub. `oxten::init`

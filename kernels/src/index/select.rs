@@ -350,7 +350,7 @@ fn embedding_dense_backward(
     let tasks = if work < GRAIN_SIZE { 1 } else { oxten_runtime::parallel::threads_now().max(1) };
     let rows_per_task = rows.div_ceil(tasks);
     match_dtype!(out.dtype(), T => {
-        let grad = crate::support::contiguous_slice::<T>("embedding_dense_backward", &grad)?;
+        let grad = crate::cpu::contiguous_slice::<T>("embedding_dense_backward", &grad)?;
         // SAFETY: `out` is a fresh, zero-filled, contiguous CPU tensor of `rows * du` elements of
         // `T` that nothing else holds while this slice lives.
         let out_s = unsafe { std::slice::from_raw_parts_mut(out.data_ptr().cast::<T>(), rows * du) };

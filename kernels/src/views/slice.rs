@@ -100,7 +100,8 @@ impl crate::generated::decls::NarrowTensorCompositeImplicit for crate::Composite
                 start.dtype()
             )));
         }
-        let start = crate::support::item_scalar(start)?.to_i64();
+        let start = start.try_to_dtype(oxten_runtime::DType::I64)?.to_vec::<i64>()?;
+        let start = *start.first().ok_or_else(|| Error::runtime("narrow(): start holds no element"))?;
         ops::narrow::call(self_, dim, start, length)
     }
 }

@@ -4,8 +4,8 @@
 //! threads. f16/bf16 bags are summed in f32 and rounded once. Other backends get the
 //! composite: an `index_select` of the rows and an `index_add` into the bags.
 
+use crate::cpu::contiguous_slice;
 use crate::generated::decls::{EmbeddingBagSumCompositeExplicit, EmbeddingBagSumCpu};
-use crate::support::contiguous_slice;
 use crate::{Composite, Cpu};
 use half::{bf16, f16};
 use oxten_runtime::{ops, DType, Element, Error, MemoryFormat, Result, Scalar, Tensor};

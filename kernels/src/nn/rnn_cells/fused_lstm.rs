@@ -11,13 +11,13 @@
 //! per cent of the work. f16/bf16 cells are computed in f32 and rounded once. Other backends get
 //! the composites, the same formulas written with operators.
 
+use crate::cpu::contiguous_slice;
 use crate::cpu::simd::InnerLoop;
 use crate::generated::decls::{
     ThnnFusedLstmCellBackwardImplCompositeExplicit, ThnnFusedLstmCellBackwardImplCpu,
     ThnnFusedLstmCellCompositeExplicit, ThnnFusedLstmCellCpu,
 };
 use crate::math::{sigmoid, tanh, Float};
-use crate::support::contiguous_slice;
 use crate::{Composite, Cpu};
 use oxten_runtime::{ops, DType, Device, Error, MemoryFormat, Result, Scalar, Tensor};
 use std::mem::MaybeUninit;
@@ -115,29 +115,29 @@ fn check_backward(
 }
 
 /// `t` in f32 (the half types' cells are computed in f32).
-fn to_f32(t: &Tensor) -> Result<Tensor> {
+fn widened(t: &Tensor) -> Result<Tensor> {
     ops::to_dtype::call(t, DType::F32, false, false, None)
 }
 
 /// `t` back in `dtype`.
-fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
+fn narrowed_to(t: &Tensor, dtype: DType) -> Result<Tensor> {
     ops::to_dtype::call(t, dtype, false, false, None)
 }
 
 /// `t` contiguous (itself when it already is).
-fn contiguous(t: &Tensor) -> Result<Tensor> {
+fn dense(t: &Tensor) -> Result<Tensor> {
     ops::contiguous::call(t, MemoryFormat::Contiguous)
 }
 
 /// A new, uninitialized contiguous CPU tensor of `sizes` and `dtype`.
-fn empty(sizes: &[i64], dtype: DType) -> Result<Tensor> {
+fn new_output(sizes: &[i64], dtype: DType) -> Result<Tensor> {
     ops::empty::call(sizes, Some(dtype), None, Some(Device::Cpu), None, None)
 }
 
 /// Lets `fill` write the elements of `t`, then marks its storage written.
 ///
 /// # Safety
-/// `t` was just returned by [`empty`] with element type `T`, nothing else holds it, and `fill`
+/// `t` was just returned by [`new_output`] with element type `T`, nothing else holds it, and `fill`
 /// writes every element of the slice it is given.
 unsafe fn fill_new<T, R>(t: &Tensor, fill: impl FnOnce(&mut [MaybeUninit<T>]) -> R) -> R {
     let len = t.numel() as usize;
@@ -330,24 +330,25 @@ impl<T: CellFloat> InnerLoop for BackwardRows<'_, T> {
 }
 
 /// The CPU forward in `T` (f32 or f64).
-fn forward_cpu<T: CellFloat>(
+fn cell_forward<T: CellFloat>(
     input_gates: &Tensor,
     hidden_gates: &Tensor,
     cx: &Tensor,
     bias: Option<(&Tensor, &Tensor)>,
     hidden: i64,
 ) -> Result<(Tensor, Tensor, Tensor)> {
-    let (ig, hg, cx) = (contiguous(input_gates)?, contiguous(hidden_gates)?, contiguous(cx)?);
+    let (ig, hg, cx) = (dense(input_gates)?, dense(hidden_gates)?, dense(cx)?);
     let bias = match bias {
-        Some((ib, hb)) => Some(contiguous(&ops::add::call(ib, hb, Scalar::Int(1))?)?),
+        Some((ib, hb)) => Some(dense(&ops::add::call(ib, hb, Scalar::Int(1))?)?),
         None => None,
     };
-    let (hy, cy, ws) = (empty(&cx.sizes(), T::DTYPE)?, empty(&cx.sizes(), T::DTYPE)?, empty(&ig.sizes(), T::DTYPE)?);
+    let (hy, cy, ws) =
+        (new_output(&cx.sizes(), T::DTYPE)?, new_output(&cx.sizes(), T::DTYPE)?, new_output(&ig.sizes(), T::DTYPE)?);
     if hidden > 0 {
         let (ig_s, hg_s) = (contiguous_slice::<T>(FORWARD, &ig)?, contiguous_slice::<T>(FORWARD, &hg)?);
         let cx_s = contiguous_slice::<T>(FORWARD, &cx)?;
         let bias_s = bias.as_ref().map(|b| contiguous_slice::<T>(FORWARD, b)).transpose()?;
-        // SAFETY: `hy`, `cy` and `ws` were just made by `empty` in dtype `T` and are held only
+        // SAFETY: `hy`, `cy` and `ws` were just made by `new_output` in dtype `T` and are held only
         // here; `ForwardRows` writes every element of each (all rows, every column: the shapes
         // were checked to agree), and only indexes slices.
         unsafe {
@@ -373,7 +374,7 @@ fn forward_cpu<T: CellFloat>(
 }
 
 /// The CPU backward in `T` (f32 or f64): `(grad_gates, grad_cx)`.
-fn backward_cpu<T: CellFloat>(
+fn cell_backward<T: CellFloat>(
     grad_hy: &Tensor,
     grad_cy: &Tensor,
     cx: &Tensor,
@@ -381,15 +382,15 @@ fn backward_cpu<T: CellFloat>(
     workspace: &Tensor,
     hidden: i64,
 ) -> Result<(Tensor, Tensor)> {
-    let c = |t: &Tensor| contiguous(t);
+    let c = |t: &Tensor| dense(t);
     let (ghy, gcy, cx, cy, ws) = (c(grad_hy)?, c(grad_cy)?, c(cx)?, c(cy)?, c(workspace)?);
-    let (grad_gates, grad_cx) = (empty(&ws.sizes(), T::DTYPE)?, empty(&cx.sizes(), T::DTYPE)?);
+    let (grad_gates, grad_cx) = (new_output(&ws.sizes(), T::DTYPE)?, new_output(&cx.sizes(), T::DTYPE)?);
     if hidden > 0 {
         let ghy_s = contiguous_slice::<T>(BACKWARD, &ghy)?;
         let gcy_s = contiguous_slice::<T>(BACKWARD, &gcy)?;
         let (cx_s, cy_s) = (contiguous_slice::<T>(BACKWARD, &cx)?, contiguous_slice::<T>(BACKWARD, &cy)?);
         let ws_s = contiguous_slice::<T>(BACKWARD, &ws)?;
-        // SAFETY: `grad_gates` and `grad_cx` were just made by `empty` in dtype `T` and are held
+        // SAFETY: `grad_gates` and `grad_cx` were just made by `new_output` in dtype `T` and are held
         // only here; `BackwardRows` writes every element of both, and only indexes slices.
         unsafe {
             fill_new(&grad_gates, |gg| {
@@ -443,17 +444,17 @@ impl ThnnFusedLstmCellCpu for Cpu {
         let hidden = check_forward(input_gates, hidden_gates, cx, input_bias, hidden_bias)?;
         let bias = input_bias.zip(hidden_bias);
         match input_gates.dtype() {
-            DType::F32 => forward_cpu::<f32>(input_gates, hidden_gates, cx, bias, hidden),
-            DType::F64 => forward_cpu::<f64>(input_gates, hidden_gates, cx, bias, hidden),
+            DType::F32 => cell_forward::<f32>(input_gates, hidden_gates, cx, bias, hidden),
+            DType::F64 => cell_forward::<f64>(input_gates, hidden_gates, cx, bias, hidden),
             dtype => {
                 let bias = match bias {
-                    Some((ib, hb)) => Some((to_f32(ib)?, to_f32(hb)?)),
+                    Some((ib, hb)) => Some((widened(ib)?, widened(hb)?)),
                     None => None,
                 };
                 let bias = bias.as_ref().map(|(a, b)| (a, b));
                 let (hy, cy, ws) =
-                    forward_cpu::<f32>(&to_f32(input_gates)?, &to_f32(hidden_gates)?, &to_f32(cx)?, bias, hidden)?;
-                Ok((to_dtype(&hy, dtype)?, to_dtype(&cy, dtype)?, to_dtype(&ws, dtype)?))
+                    cell_forward::<f32>(&widened(input_gates)?, &widened(hidden_gates)?, &widened(cx)?, bias, hidden)?;
+                Ok((narrowed_to(&hy, dtype)?, narrowed_to(&cy, dtype)?, narrowed_to(&ws, dtype)?))
             }
         }
     }
@@ -471,13 +472,13 @@ impl ThnnFusedLstmCellBackwardImplCpu for Cpu {
         let hidden = check_backward(grad_hy, grad_cy, cx, cy, workspace)?;
         let (ghy, gcy) = (grad_or_zeros(grad_hy, cx)?, grad_or_zeros(grad_cy, cx)?);
         let (grad_gates, grad_cx) = match cx.dtype() {
-            DType::F32 => backward_cpu::<f32>(&ghy, &gcy, cx, cy, workspace, hidden)?,
-            DType::F64 => backward_cpu::<f64>(&ghy, &gcy, cx, cy, workspace, hidden)?,
+            DType::F32 => cell_backward::<f32>(&ghy, &gcy, cx, cy, workspace, hidden)?,
+            DType::F64 => cell_backward::<f64>(&ghy, &gcy, cx, cy, workspace, hidden)?,
             dtype => {
-                let up = [&ghy, &gcy, cx, cy, workspace].map(to_f32);
+                let up = [&ghy, &gcy, cx, cy, workspace].map(widened);
                 let [ghy, gcy, cx, cy, ws] = up;
-                let (gg, gcx) = backward_cpu::<f32>(&ghy?, &gcy?, &cx?, &cy?, &ws?, hidden)?;
-                (to_dtype(&gg, dtype)?, to_dtype(&gcx, dtype)?)
+                let (gg, gcx) = cell_backward::<f32>(&ghy?, &gcy?, &cx?, &cy?, &ws?, hidden)?;
+                (narrowed_to(&gg, dtype)?, narrowed_to(&gcx, dtype)?)
             }
         };
         let gb = grad_bias(&grad_gates, has_bias)?;
