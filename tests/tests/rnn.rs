@@ -344,3 +344,28 @@ fn fused_lstm_cell_checks_its_arguments() {
     let (h, _, w) = cell(&z(&[3, 0]), &z(&[3, 0]), &z(&[3, 0])).unwrap();
     assert_eq!((&h.sizes()[..], &w.sizes()[..]), (&[3, 0][..], &[3, 0][..]));
 }
+
+/// Hidden size 0 through every path: the Meta (composite) kernels, and first and second
+/// derivatives through the CPU kernel (the create_graph backward splits the gates by operators).
+#[test]
+fn fused_lstm_cell_with_hidden_size_zero() -> Result<()> {
+    use oxten::options::EmptyOpts;
+    let meta = |s: &[i64]| oxten::empty_with(s, EmptyOpts { device: Some(oxten::Device::Meta), ..Default::default() });
+    let (h, c, w) = oxten::try__thnn_fused_lstm_cell(&meta(&[3, 0]), &meta(&[3, 0]), &meta(&[3, 0]))?;
+    assert_eq!((&h.sizes()[..], &c.sizes()[..], &w.sizes()[..]), (&[3, 0][..], &[3, 0][..], &[3, 0][..]));
+    let (gg, gcx, _) = oxten::try__thnn_fused_lstm_cell_backward_impl(
+        None,
+        None,
+        &meta(&[3, 0]),
+        &meta(&[3, 0]),
+        &meta(&[3, 0]),
+        true,
+    )?;
+    assert_eq!((&gg.sizes()[..], &gcx.sizes()[..]), (&[3, 0][..], &[3, 0][..]));
+    let x = oxten::zeros(&[3, 0]).try_to_dtype(oxten::DType::F64)?.requires_grad_(true);
+    let (h, _, _) = oxten::try__thnn_fused_lstm_cell(&x, &x, &x)?;
+    let opts = oxten::autograd::GradOpts { create_graph: true, ..Default::default() };
+    let g = oxten::autograd::grad_with(&[h.try_sum()?], &[&x], opts)?;
+    assert_eq!(g[0].as_ref().unwrap().sizes(), [3, 0]);
+    Ok(())
+}
