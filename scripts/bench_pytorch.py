@@ -40,6 +40,8 @@ def main():
     out = {}
     a, b = torch.tensor([1.0]), torch.tensor([2.0])
     out["add_1elem_alloc"] = median_time(lambda: torch.add(a, b))
+    c = torch.empty(1)
+    out["add_1elem_out"] = median_time(lambda: torch.add(a, b, out=c))
     for n in (1 << 20, 1 << 24):
         for dtype, name in ((torch.float32, "float32"), (torch.bfloat16, "bfloat16")):
             x, y = rand_tensor(n, dtype), -rand_tensor(n, dtype)

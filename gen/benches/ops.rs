@@ -16,6 +16,11 @@ fn tiny_add(c: &mut Criterion) {
     let a = Tensor::from_vec(vec![1.0f32], &[1]).unwrap();
     let b = Tensor::from_vec(vec![2.0f32], &[1]).unwrap();
     c.bench_function("add_1elem_alloc", |bench| bench.iter(|| black_box(a.add(black_box(&b)))));
+    // The same add into an existing output: no allocation, the output's shape already right.
+    let out = Tensor::from_vec(vec![0.0f32], &[1]).unwrap();
+    c.bench_function("add_1elem_out", |bench| {
+        bench.iter(|| black_box(oxten::add_out(black_box(&a), black_box(&b), &out)))
+    });
 }
 
 fn elementwise(c: &mut Criterion) {

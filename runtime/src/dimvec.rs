@@ -17,10 +17,17 @@ impl DimVec {
     pub const fn new() -> Self {
         DimVec::Inline { len: 0, buf: [0; INLINE] }
     }
+    #[inline]
     pub fn from_slice(s: &[i64]) -> Self {
         if s.len() <= INLINE {
+            // A fixed-length loop, not `copy_from_slice`: a variable-length copy becomes a call
+            // to `memcpy`, a large share of the cost of creating a small tensor.
             let mut buf = [0; INLINE];
-            buf[..s.len()].copy_from_slice(s);
+            for (i, b) in buf.iter_mut().enumerate() {
+                if i < s.len() {
+                    *b = s[i];
+                }
+            }
             DimVec::Inline { len: s.len() as u8, buf }
         } else {
             DimVec::Heap(s.to_vec())
@@ -68,6 +75,7 @@ impl Default for DimVec {
 
 impl Deref for DimVec {
     type Target = [i64];
+    #[inline]
     fn deref(&self) -> &[i64] {
         match self {
             DimVec::Inline { len, buf } => &buf[..*len as usize],
@@ -76,6 +84,7 @@ impl Deref for DimVec {
     }
 }
 impl DerefMut for DimVec {
+    #[inline]
     fn deref_mut(&mut self) -> &mut [i64] {
         match self {
             DimVec::Inline { len, buf } => &mut buf[..*len as usize],
@@ -83,25 +92,34 @@ impl DerefMut for DimVec {
         }
     }
 }
+/// Element by element: shapes are short, and slice equality on `i64` calls `memcmp`.
+#[inline]
+fn dims_eq(a: &[i64], b: &[i64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
 impl PartialEq for DimVec {
+    #[inline]
     fn eq(&self, o: &Self) -> bool {
-        **self == **o
+        dims_eq(self, o)
     }
 }
 impl Eq for DimVec {}
 impl PartialEq<[i64]> for DimVec {
+    #[inline]
     fn eq(&self, o: &[i64]) -> bool {
-        **self == *o
+        dims_eq(self, o)
     }
 }
 impl PartialEq<&[i64]> for DimVec {
+    #[inline]
     fn eq(&self, o: &&[i64]) -> bool {
-        **self == **o
+        dims_eq(self, o)
     }
 }
 impl<const N: usize> PartialEq<[i64; N]> for DimVec {
+    #[inline]
     fn eq(&self, o: &[i64; N]) -> bool {
-        **self == o[..]
+        dims_eq(self, o)
     }
 }
 impl fmt::Debug for DimVec {
@@ -110,6 +128,7 @@ impl fmt::Debug for DimVec {
     }
 }
 impl From<&[i64]> for DimVec {
+    #[inline]
     fn from(s: &[i64]) -> Self {
         DimVec::from_slice(s)
     }

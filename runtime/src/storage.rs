@@ -126,9 +126,11 @@ impl Storage {
     pub fn allocator(&self) -> &'static dyn Allocator {
         self.0.allocator
     }
+    #[inline]
     pub fn device(&self) -> Device {
         self.0.device
     }
+    #[inline]
     pub fn nbytes(&self) -> usize {
         self.0.nbytes.load(Ordering::Acquire)
     }
@@ -157,6 +159,7 @@ impl Storage {
     }
 
     /// Whether the bytes are still unwritten (a deferred storage nobody has read or written).
+    #[inline]
     pub fn is_deferred(&self) -> bool {
         self.0.deferred.load(Ordering::Acquire)
     }
@@ -187,6 +190,7 @@ impl Storage {
     }
 
     /// Whether two storages are the same allocation.
+    #[inline]
     pub fn is_alias_of(&self, other: &Storage) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }

@@ -56,6 +56,35 @@ fn out_variant_resizes_writes_through_views_and_rejects_unsafe_casts() {
 }
 
 #[test]
+fn out_tensors_of_the_result_shape_are_written_in_place_of_their_view() {
+    let a = t(&[1., 2., 3.], &[3]);
+    let b = t(&[10., 20., 30.], &[3]);
+    // A contiguous out= view at a storage offset: only its three elements change.
+    let big = oxten::zeros(&[6]);
+    let v0 = big.version();
+    let out = big.narrow(0, 2, 3);
+    let r = oxten::add_out(&a, &b, &out);
+    assert!(r.is_same(&out));
+    assert_eq!(big.to_vec::<f32>().unwrap(), [0., 0., 11., 22., 33., 0.]);
+    assert_eq!(big.version(), v0 + 1, "out= bumps the version of the out tensor's storage");
+    // An out= tensor sharing storage with an input, disjoint from it, is fine …
+    let x = t(&[1., 2., 3., 4., 5., 6.], &[6]);
+    oxten::add_out(&x.narrow(0, 0, 3), &b, &x.narrow(0, 3, 3));
+    assert_eq!(x.to_vec::<f32>().unwrap(), [1., 2., 3., 11., 22., 33.]);
+    // … a partial overlap is an error, and nothing is written.
+    let e = oxten::try_add_out(&x.narrow(0, 0, 3), &b, &x.narrow(0, 1, 3)).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Overlap, "{e}");
+    assert_eq!(x.to_vec::<f32>().unwrap(), [1., 2., 3., 11., 22., 33.]);
+    // A bool out= of a comparison (the declared output dtype) and an exact-size f32 out.
+    let m = Tensor::from_vec(vec![true; 3], &[3]).unwrap();
+    oxten::gt_tensor_out(&a, &t(&[0., 5., 3.], &[3]), &m);
+    assert_eq!(m.to_vec::<bool>().unwrap(), [true, false, false]);
+    let o = oxten::empty(&[3]);
+    oxten::exp_out(&t(&[0., 0., 0.], &[3]), &o);
+    assert_eq!(o.to_vec::<f32>().unwrap(), [1., 1., 1.]);
+}
+
+#[test]
 fn inplace_cannot_broadcast_self() {
     let a = t(&[1., 2.], &[2, 1]);
     let b = t(&[1., 2., 3.], &[1, 3]);

@@ -93,13 +93,16 @@ struct FastCase {
     out_dtype: DType,
     /// Storage offset (bytes) of each input.
     offsets: [isize; MAX_INLINE_OPERANDS],
-    /// Which outputs are given (and then are one of the inputs).
+    /// Which outputs are one of the inputs (in place).
     read_write: [bool; MAX_INLINE_OPERANDS],
+    /// Storage offset (bytes) of each given output that is not an input (`out=`).
+    out_offsets: [Option<isize>; MAX_INLINE_OPERANDS],
 }
 
 /// The common case: CPU inputs that are all contiguous with one shape and one dtype (no wrapped
-/// scalars, no promotion to do), and outputs that are either to be allocated or are one of the
-/// inputs (in place, sharing no memory with the other inputs). Everything the general path
+/// scalars, no promotion to do), and outputs that are to be allocated, are one of the inputs (in
+/// place, sharing no memory with the other inputs) or are `out=` tensors of the result's sizes
+/// and dtype, contiguous and sharing no memory with the inputs. Everything the general path
 /// checks holds by construction, and it would end in its own fast setup with the same result:
 /// contiguous outputs, one flat dim. `None` when the case does not apply.
 fn fast_check(cfg: &TensorIteratorConfig, outs: &StructuredOutputs) -> Option<FastCase> {
@@ -130,46 +133,77 @@ fn fast_check(cfg: &TensorIteratorConfig, outs: &StructuredOutputs) -> Option<Fa
     }
     let out_dtype = cfg.static_dtype.unwrap_or(dtype);
     let mut read_write = [false; MAX_INLINE_OPERANDS];
-    for (i, rw) in read_write.iter_mut().enumerate().take(nout) {
+    let mut out_offsets = [None; MAX_INLINE_OPERANDS];
+    for i in 0..nout {
         let Some(o) = outs.maybe_get_output(i) else { continue };
-        // A given output must be one of the inputs (in place), of the computation's dtype, and
-        // share no memory with the other inputs (so no overlap check is needed).
-        let ok = cfg.inputs.iter().any(|(t, _)| t.is_same(o))
-            && o.dtype() == out_dtype
-            && out_dtype == dtype
-            && cfg.inputs.iter().all(|(t, _)| t.is_same(o) || !t.storage().is_alias_of(o.storage()));
-        if !ok {
-            return None;
+        if cfg.inputs.iter().any(|(t, _)| t.is_same(o)) {
+            // In place: of the computation's dtype and sharing no memory with the other inputs
+            // (so no overlap check is needed).
+            let ok = o.dtype() == out_dtype
+                && out_dtype == dtype
+                && cfg.inputs.iter().all(|(t, _)| t.is_same(o) || !t.storage().is_alias_of(o.storage()));
+            if !ok {
+                return None;
+            }
+            read_write[i] = true;
+        } else {
+            // A separate `out=` tensor: already of the result's dtype, device and sizes (nothing
+            // to resize), contiguous, and sharing no memory with any input (nothing to check
+            // for overlap).
+            if o.dtype() != out_dtype
+                || o.device() != Device::Cpu
+                || cfg.inputs.iter().any(|(t, _)| t.storage().is_alias_of(o.storage()))
+            {
+                return None;
+            }
+            let off = o.with_layout(|l| (l.is_contiguous() && l.sizes == sizes).then_some(l.offset))?;
+            out_offsets[i] = Some((off * out_dtype.size() as i64) as isize);
         }
-        *rw = true;
     }
-    Some(FastCase { sizes, dtype, out_dtype, offsets, read_write })
+    Some(FastCase { sizes, dtype, out_dtype, offsets, read_write, out_offsets })
 }
 
 /// Builds the iteration [`fast_check`] qualified.
 fn fast_build(mut cfg: TensorIteratorConfig, outs: &mut StructuredOutputs, case: FastCase) -> Result<TensorIterator> {
-    let FastCase { sizes, dtype, out_dtype, offsets, read_write } = case;
+    let FastCase { sizes, dtype, out_dtype, offsets, read_write, out_offsets } = case;
     let nout = outs.len();
     let flat = |es: usize| if sizes.is_empty() { DimVec::new() } else { DimVec::from_slice(&[es as i64]) };
+    // Each operand is written whole into its slot (no field-by-field updates of a moved value:
+    // this is the per-call cost of every small elementwise op).
     let mut ops: SmallVec<Operand, MAX_INLINE_OPERANDS> = SmallVec::new();
     for (i, &rw) in read_write.iter().enumerate().take(nout) {
         outs.set_output(i, &sizes, None, out_dtype, Device::Cpu)?;
-        let mut op = Operand::output(Some(outs.output(i).clone()));
-        op.is_read_write = rw;
-        op.stride_bytes = flat(out_dtype.size());
-        if !rw {
-            // Allocated just now by the functional `set_output`: contiguous from offset 0 over
-            // its whole storage.
-            op.offset_bytes = Some(0);
-            op.fresh = true;
-        }
-        ops.push(op);
+        // A functional output was allocated just now by `set_output`: contiguous from offset 0
+        // over its whole storage.
+        let fresh = !rw && out_offsets[i].is_none();
+        ops.push(Operand {
+            tensor: Some(outs.output(i).clone()),
+            original: None,
+            dtype: Some(out_dtype),
+            stride_bytes: flat(out_dtype.size()),
+            is_output: true,
+            is_read_write: rw,
+            will_resize: false,
+            is_wrapped: false,
+            needs_cast_back: false,
+            offset_bytes: if fresh { Some(0) } else { out_offsets[i] },
+            fresh,
+        });
     }
     for (k, (t, _)) in std::mem::take(&mut cfg.inputs).into_iter().enumerate() {
-        let mut op = Operand::input(t, false);
-        op.stride_bytes = flat(dtype.size());
-        op.offset_bytes = Some(offsets[k]);
-        ops.push(op);
+        ops.push(Operand {
+            tensor: Some(t),
+            original: None,
+            dtype: Some(dtype),
+            stride_bytes: flat(dtype.size()),
+            is_output: false,
+            is_read_write: false,
+            will_resize: false,
+            is_wrapped: false,
+            needs_cast_back: false,
+            offset_bytes: Some(offsets[k]),
+            fresh: false,
+        });
     }
     let numel: i64 = sizes.iter().product();
     Ok(TensorIterator {

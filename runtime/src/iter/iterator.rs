@@ -182,6 +182,7 @@ impl TensorIterator {
     /// (write-only, not a reduction) and whose storage is deferred are not zero-filled; the
     /// returned flag says whether any was, and [`finish_overwrite`](Self::finish_overwrite) must
     /// then be called once every output element has been written.
+    #[inline]
     fn base_ptrs(&self, overwrite: bool) -> (Small<SendPtr, MAX_INLINE_OPERANDS>, bool) {
         let mut ptrs = Small::filled(self.operands.len(), SendPtr(std::ptr::null_mut()));
         let mut deferred = false;
@@ -302,6 +303,9 @@ impl TensorIterator {
     /// `f` runs on the tile with every operand contiguous along the inner dim, so its vectorized
     /// path applies. Column bands of tiles are split across threads. Returns false (nothing
     /// done) when the iteration does not have that shape.
+    // Never inlined: its tile buffers (64 kB of stack) would otherwise be reserved, page by
+    // page, on every call of `for_each_dyn`, tiny tensors included.
+    #[inline(never)]
     fn tiled_2d(&self, base: &[SendPtr], f: &SyncLoop2d<'_>, chunks: usize) -> bool {
         let nt = self.operands.len();
         if self.shape.len() != 2 || self.is_reduction || nt > MAX_INLINE_OPERANDS {

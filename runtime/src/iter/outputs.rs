@@ -16,8 +16,13 @@ use crate::tensor::Tensor;
 /// One optional tensor per output, inline for the usual one or two outputs.
 type Slots = SmallVec<Option<Tensor>, 2>;
 
+#[inline]
 fn none_slots(n: usize) -> Slots {
-    (0..n).map(|_| None).collect()
+    let mut slots = Slots::new();
+    for _ in 0..n {
+        slots.push(None);
+    }
+    slots
 }
 
 /// Which structured variant is running.
@@ -47,6 +52,7 @@ pub struct StructuredOutputs {
 
 impl StructuredOutputs {
     /// `n` outputs, each allocated by `set_output`.
+    #[inline]
     pub fn functional(n: usize) -> Self {
         StructuredOutputs {
             mode: OutputMode::Functional,
@@ -57,6 +63,7 @@ impl StructuredOutputs {
     }
 
     /// One output, `self_`, written in place.
+    #[inline]
     pub fn inplace(self_: &Tensor) -> Self {
         StructuredOutputs {
             mode: OutputMode::Inplace,
@@ -67,6 +74,7 @@ impl StructuredOutputs {
     }
 
     /// The user's `out=` tensors.
+    #[inline]
     pub fn out(outs: &[&Tensor]) -> Self {
         StructuredOutputs {
             mode: OutputMode::Out,
@@ -78,6 +86,7 @@ impl StructuredOutputs {
 
     /// Records the call's tensor inputs (out= mode): resizing an `out=` tensor that is one of
     /// them would change an input before the kernel reads it, so that is an error.
+    #[inline]
     pub fn with_inputs(mut self, inputs: &[Option<&Tensor>]) -> Self {
         self.inputs = inputs.iter().flatten().map(|t| t.impl_id()).collect();
         self
@@ -91,20 +100,24 @@ impl StructuredOutputs {
         StructuredOutputs { mode: OutputMode::Out, given, results: none_slots(n), inputs: SmallVec::new() }
     }
 
+    #[inline]
     pub fn mode(&self) -> OutputMode {
         self.mode
     }
 
     /// Number of outputs.
+    #[inline]
     pub fn len(&self) -> usize {
         self.given.len()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.given.is_empty()
     }
 
     /// The tensor the caller supplied for output `idx` (inplace `self`, an `out=` tensor), if any.
+    #[inline]
     pub fn maybe_get_output(&self, idx: usize) -> Option<&Tensor> {
         self.given.get(idx).and_then(Option::as_ref)
     }
@@ -153,6 +166,7 @@ impl StructuredOutputs {
     ///
     /// # Panics
     /// If `set_output(idx, ..)` has not been called.
+    #[inline]
     pub fn output(&self, idx: usize) -> &Tensor {
         self.results[idx].as_ref().unwrap_or_else(|| panic!("set_output was not called for output {idx}"))
     }
@@ -162,6 +176,7 @@ impl StructuredOutputs {
     ///
     /// # Panics
     /// If a functional slot was never set.
+    #[inline]
     pub fn into_outputs(mut self) -> Vec<Tensor> {
         let mut v = Vec::with_capacity(self.results.len());
         for i in 0..self.results.len() {

@@ -62,20 +62,29 @@ impl<T, const N: usize> SmallVec<T, N> {
         SmallVec { len: 0, inline: [const { MaybeUninit::uninit() }; N], heap: Vec::new() }
     }
 
+    #[inline(always)]
     pub fn push(&mut self, v: T) {
         if self.len < N {
+            // Written in place: a hot path builds small operand lists element by element.
             self.inline[self.len].write(v);
+            self.len += 1;
         } else {
-            if self.len == N {
-                self.heap.reserve(2 * N + 1);
-                for slot in &self.inline {
-                    // SAFETY: the `N` inline slots are initialised (len == N); they are moved
-                    // out here and `len` stops counting them as inline below.
-                    self.heap.push(unsafe { slot.assume_init_read() });
-                }
-            }
-            self.heap.push(v);
+            self.push_to_heap(v);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_to_heap(&mut self, v: T) {
+        if self.len == N {
+            self.heap.reserve(2 * N + 1);
+            for slot in &self.inline {
+                // SAFETY: the `N` inline slots are initialised (len == N); they are moved out
+                // here and `len` stops counting them as inline below.
+                self.heap.push(unsafe { slot.assume_init_read() });
+            }
+        }
+        self.heap.push(v);
         self.len += 1;
     }
 }

@@ -46,6 +46,7 @@ impl TensorLayout {
         Ok(TensorLayout { sizes, strides, offset, numel, flags })
     }
     /// A row-major layout for `sizes` (checked like [`new`](Self::new)).
+    #[inline]
     pub fn contiguous(sizes: &[i64]) -> Result<TensorLayout> {
         let numel = checked_numel(sizes)?;
         let strides = contiguous_strides(sizes);
@@ -64,6 +65,7 @@ impl TensorLayout {
     /// Bytes of storage the layout needs for elements of `elem_size` bytes: `(offset + span) ·
     /// elem_size`, 0 for an empty tensor. [`new`](Self::new) checked the element extent; the
     /// byte count is checked here.
+    #[inline]
     pub fn storage_nbytes(&self, elem_size: usize) -> Result<usize> {
         if self.numel == 0 {
             return Ok(0);
@@ -131,6 +133,7 @@ fn checked_span(sizes: &[i64], strides: &[i64]) -> Option<i64> {
 
 /// The element count of `sizes`, or PyTorch's error when it does not fit in `i64`. Negative
 /// sizes are an error too.
+#[inline]
 pub fn checked_numel(sizes: &[i64]) -> Result<i64> {
     if let Some(s) = sizes.iter().find(|&&s| s < 0) {
         return Err(Error::value(format!("Trying to create tensor with negative dimension {s}: {sizes:?}")));
@@ -166,6 +169,7 @@ pub fn check_geometry(sizes: &[i64], strides: &[i64], offset: i64) -> Result<()>
 }
 
 /// Row-major strides.
+#[inline]
 pub fn contiguous_strides(sizes: &[i64]) -> DimVec {
     let mut buf = [0i64; 5];
     if sizes.len() <= buf.len() {

@@ -72,7 +72,20 @@ impl Tensor {
                 storage.nbytes()
             )));
         }
-        Ok(Tensor(Arc::new(TensorImpl { storage, dtype, keys, layout: RwLock::new(layout), autograd })))
+        Ok(Tensor::wrap_fitted(storage, dtype, layout, keys, autograd))
+    }
+
+    /// [`from_parts_with`](Self::from_parts_with) for a storage the caller sized from `layout`
+    /// itself (a new tensor's allocation), so the fit needs no second check.
+    #[inline]
+    fn wrap_fitted(
+        storage: Storage,
+        dtype: DType,
+        layout: TensorLayout,
+        keys: KeySet,
+        autograd: crate::autograd::AutogradSlot,
+    ) -> Tensor {
+        Tensor(Arc::new(TensorImpl { storage, dtype, keys, layout: RwLock::new(layout), autograd }))
     }
 
     /// Allocates a zero-filled tensor with the given sizes and strides (`empty_strided`).
@@ -94,7 +107,8 @@ impl Tensor {
         let layout = TensorLayout::contiguous(sizes)?;
         let nbytes = layout.storage_nbytes(dtype.size())?;
         let storage = if deferred { Storage::new_deferred(nbytes, device)? } else { Storage::new(nbytes, device)? };
-        Tensor::from_parts(storage, dtype, layout)
+        let keys = KeySet::for_device(storage.device());
+        Ok(Tensor::wrap_fitted(storage, dtype, layout, keys, crate::autograd::AutogradSlot::for_new_tensor()))
     }
 
     fn empty_strided_impl(
@@ -230,15 +244,19 @@ impl Tensor {
 
     // ----- metadata -----
 
+    #[inline]
     pub fn dtype(&self) -> DType {
         self.0.dtype
     }
+    #[inline]
     pub fn device(&self) -> Device {
         self.0.storage.device()
     }
+    #[inline]
     pub fn key_set(&self) -> KeySet {
         self.0.keys
     }
+    #[inline]
     pub fn storage(&self) -> &Storage {
         &self.0.storage
     }
@@ -252,21 +270,27 @@ impl Tensor {
     pub(crate) fn with_layout<R>(&self, f: impl FnOnce(&TensorLayout) -> R) -> R {
         f(&self.read_layout())
     }
+    #[inline]
     fn read_layout(&self) -> std::sync::RwLockReadGuard<'_, TensorLayout> {
         self.0.layout.read().unwrap_or_else(|e| e.into_inner())
     }
+    #[inline]
     pub fn sizes(&self) -> DimVec {
         self.read_layout().sizes.clone()
     }
+    #[inline]
     pub fn strides(&self) -> DimVec {
         self.read_layout().strides.clone()
     }
+    #[inline]
     pub fn storage_offset(&self) -> i64 {
         self.read_layout().offset
     }
+    #[inline]
     pub fn dim(&self) -> usize {
         self.read_layout().dim()
     }
+    #[inline]
     pub fn numel(&self) -> i64 {
         self.read_layout().numel()
     }
@@ -279,6 +303,7 @@ impl Tensor {
         let d = wrap_dim(d, l.dim())?;
         Ok(l.sizes[d])
     }
+    #[inline]
     pub fn is_contiguous(&self) -> bool {
         self.read_layout().is_contiguous()
     }
@@ -295,12 +320,14 @@ impl Tensor {
         self.device() == Device::Meta
     }
     /// Whether both handles refer to the same tensor (not merely the same storage).
+    #[inline]
     pub fn is_same(&self, other: &Tensor) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
     }
     /// The tensor's identity: the address of the state its handles share (PyTorch's
     /// `TensorImpl*`). Distinct for live tensors, views included; it may be reused once the tensor
     /// and every [`WeakTensor`] to it are gone.
+    #[inline]
     pub fn impl_id(&self) -> usize {
         Arc::as_ptr(&self.0) as usize
     }
