@@ -33,6 +33,18 @@ def main():
             p.grad = None
 
     print(f"lstm_forward_backward_32x16x64_h128 {median_time(step):.6f}")
+    big_x = hashed((128, 32, 256)).requires_grad_(True)
+    big = torch.nn.LSTM(256, 256)
+    with torch.no_grad():
+        print(f"lstm_forward_128x32x256_h256 {median_time(lambda: big(big_x)):.6f}")
+
+    def big_step():
+        big(big_x)[0].sum().backward()
+        big_x.grad = None
+        for p in big.parameters():
+            p.grad = None
+
+    print(f"lstm_forward_backward_128x32x256_h256 {median_time(big_step):.6f}")
     rows = hashed((1024, 1024))
     small = rows * 0.001 + 1.0
     print(f"cumsum_1024x1024_float32 {median_time(lambda: rows.cumsum(1)):.6f}")

@@ -1,7 +1,8 @@
 //! Recurrent layers and scans against PyTorch (`scripts/bench_recurrent_pytorch.py` prints the
 //! same case names with PyTorch's medians): a one-layer LSTM and GRU (sequence 32, batch 16,
-//! 64 → 128 features) forward, the LSTM's forward and backward, and `cumsum`/`cumprod`/
-//! `logcumsumexp` over the rows of a 1024 × 1024 f32 matrix.
+//! 64 → 128 features) forward, the LSTM's forward and backward, the same at the size
+//! (sequence 128, batch 32, 256 → 256), and `cumsum`/`cumprod`/`logcumsumexp` over the rows of a
+//! 1024 × 1024 f32 matrix.
 //!
 //! Run: `cargo bench -p oxten --bench recurrent`, then `python3 scripts/bench_recurrent_pytorch.py`.
 
@@ -40,6 +41,23 @@ fn recurrent(c: &mut Criterion) {
             }
         })
     });
+    let big_x = hashed(&[128, 32, 256]).requires_grad_(true);
+    let big = LSTM::new(256, 256);
+    g.sample_size(10);
+    g.bench_function("lstm_forward_128x32x256_h256", |b| {
+        b.iter(|| oxten::autograd::no_grad(|| black_box(big.forward(&big_x).unwrap())))
+    });
+    g.bench_function("lstm_forward_backward_128x32x256_h256", |b| {
+        b.iter(|| {
+            let y = big.forward(&big_x).unwrap();
+            y.sum().backward();
+            big_x.set_grad(None);
+            for p in big.parameters() {
+                p.set_grad(None);
+            }
+        })
+    });
+    g.sample_size(20);
     let rows = hashed(&[1024, 1024]);
     let small = rows.mul_scalar(0.001).add_scalar(1.0);
     g.bench_function("cumsum_1024x1024_float32", |b| b.iter(|| black_box(rows.cumsum(1))));
