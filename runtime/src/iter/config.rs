@@ -87,7 +87,6 @@ impl TensorIteratorConfig {
     }
 
     #[inline]
-
     pub fn add_input(mut self, t: &Tensor) -> Self {
         self.inputs.push((t.clone(), false));
         self
