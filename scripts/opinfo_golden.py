@@ -21,12 +21,16 @@ A case: {"op": OpInfo name (+ "." variant), "schema": "add.Tensor", "dtype", "ki
 noncontiguous | reference | grad | error, "args": [[name, value, is_default], ...] in schema
 order, "out": [...] or "error": class, "grad_out"/"grads" for grad cases, "random": true when
 the op draws random numbers (only shapes and dtypes are comparable)}. A tensor value is
-{"t": key, "sizes", "strides", "offset"[, "grad": true]}: the stored 1-D buffer viewed with
-those sizes and strides, so non-contiguous and expanded inputs keep their layout.
+{"t": key, "sizes", "strides"[, "offset"][, "grad": true][, "id": n][, "s": n]}: the stored
+1-D buffer viewed with those sizes and strides (and storage offset, 0 when absent), so
+non-contiguous and expanded inputs keep their layout. Buffers are stored once per content, so
+one key may serve many cases; arguments that are one tensor in PyTorch (`add(x, x)`) carry the
+same "id", arguments that view one storage (`take(x, i, out=x[2:])`) the same "s".
 
 Run: pip install torch numpy expecttest; python3 scripts/opinfo_golden.py [--only NAME]
 """
 import collections
+import hashlib
 import json
 import math
 import pathlib
@@ -60,8 +64,8 @@ MINOR_SAMPLES = 3
 WHOLE_STORAGE = {"as_strided", "as_strided_copy", "as_strided_scatter"}
 # Operators whose result is uninitialized memory: only its shape and dtype compare.
 UNINITIALIZED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided"}
-# The largest case recorded (inputs, outputs and gradients together).
-MAX_CASE_BYTES = 16_000
+# The largest case recorded (the bytes of its new buffers: inputs, outputs and gradients).
+MAX_CASE_BYTES = 256_000
 
 
 class NoBind(Exception):
@@ -69,11 +73,18 @@ class NoBind(Exception):
 
 
 def oxten_overloads():
-    """base name -> overload names oxten declares (functional ones only, YAML order)."""
+    """base name -> overload names oxten declares (functional and out= ones, YAML order; the
+    out= ones, declared or derived by `autogen:`, bind only calls that pass `out=`)."""
     out = collections.defaultdict(list)
     for line in (ROOT / "native_functions.yaml").read_text().splitlines():
+        m = re.match(r"  autogen: (.*)", line)
+        if m:
+            for name in m.group(1).split(","):
+                base, overload = name.strip().split(".")
+                out[base].append(overload)
+            continue
         m = re.match(r"- func: ([A-Za-z0-9_]+)(?:\.([A-Za-z0-9_]+))?\((.*)", line)
-        if not m or "!" in m.group(3):
+        if not m or m.group(1).endswith("_") or "!" in m.group(3).split("*")[0]:
             continue
         out[m.group(1)].append(m.group(2) or "default")
         SCHEMAS[(m.group(1), m.group(2) or "default")] = line[len("- func: "):]
@@ -108,11 +119,15 @@ class PythonFunction:
 class Recorder:
     def __init__(self):
         self.tensors = {}
+        # Buffers are stored once per content (many samples share inputs and results): the
+        # digest of a buffer's dtype and bytes maps to its key, and back for rollbacks.
+        self.key_of = {}
+        self.digest_of = {}
         self.bytes = 0
         self.whole_storage = False
 
-    def tensor(self, t, grad=False, view=True):
-        if view and self.whole_storage and t.numel():
+    def tensor(self, t, grad=False, view=True, whole=False):
+        if view and (self.whole_storage or whole) and t.numel():
             # as_strided reads the input's storage, not just the view: keep all of it.
             base = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage())
             ref = self.tensor(base.detach().clone(), grad, view=False)
@@ -121,18 +136,21 @@ class Recorder:
         t = t.detach()
         if t.dtype not in ST:
             raise NoBind(f"dtype {t.dtype}")
-        key = f"t{len(self.tensors)}"
         # The smallest piece of storage that the view reaches, stored as a 1-D buffer.
         if t.numel() == 0:
             buf = torch.empty(0, dtype=t.dtype)
-            offset = 0
         else:
             extent = 1 + sum((s - 1) * st for s, st in zip(t.shape, t.stride()))
             buf = torch.as_strided(t, (extent,), (1,), t.storage_offset()).clone()
-            offset = 0
-        self.tensors[key] = buf
-        self.bytes += buf.numel() * buf.element_size()
-        ref = {"t": key, "sizes": list(t.shape), "strides": list(t.stride()), "offset": offset}
+        digest = hashlib.sha1(ST[t.dtype].encode() + raw_bytes(buf)).digest()
+        key = self.key_of.get(digest)
+        if key is None:
+            key = f"t{len(self.tensors)}"
+            self.tensors[key] = buf
+            self.key_of[digest] = key
+            self.digest_of[key] = digest
+            self.bytes += buf.numel() * buf.element_size()
+        ref = {"t": key, "sizes": list(t.shape), "strides": list(t.stride())}
         if grad:
             ref["grad"] = True
         return ref
@@ -144,11 +162,12 @@ class Recorder:
         n, self.bytes = mark
         for k in list(self.tensors)[n:]:
             del self.tensors[k]
+            del self.key_of[self.digest_of.pop(k)]
 
     def save(self, path):
         header, blobs, pos = {}, [], 0
         for k, t in self.tensors.items():
-            data = t.contiguous().view(torch.uint8).numpy().tobytes() if t.numel() else b""
+            data = raw_bytes(t)
             header[k] = {"dtype": ST[t.dtype], "shape": list(t.shape), "data_offsets": [pos, pos + len(data)]}
             blobs.append(data)
             pos += len(data)
@@ -159,6 +178,10 @@ class Recorder:
             f.write(h)
             for b in blobs:
                 f.write(b)
+
+
+def raw_bytes(t):
+    return t.contiguous().view(torch.uint8).numpy().tobytes() if t.numel() else b""
 
 
 def is_int(v):
@@ -224,9 +247,16 @@ def python_defaults(fn):
 def adapt_kwargs(schema, kwargs):
     """The Python call's keywords as the aten schema names them (None: cannot be said)."""
     names = {a.name for a in schema.arguments}
+    outs = [a.name for a in schema.arguments if a.is_out]
     kw = {}
     for k, v in kwargs.items():
-        if k in names:
+        if k == "out" and "out" not in names:
+            # `out=(values, indices)`: the schema's out= arguments, in order.
+            v = list(v) if isinstance(v, (list, tuple)) else [v]
+            if len(v) != len(outs) or not outs:
+                return None
+            kw.update(zip(outs, v))
+        elif k in names:
             kw[k] = v
         elif k in RENAMED_KWARGS and RENAMED_KWARGS[k] in names:
             kw[RENAMED_KWARGS[k]] = v
@@ -247,6 +277,10 @@ def coerce(a, v):
         ty = ty.getElementType()
     if a.name == "reduction" and isinstance(v, str) and str(ty) == "int":
         return REDUCTIONS.get(v, v)
+    if a.name == "p" and v == "fro":
+        # `torch.norm(x, "fro", dim)` is the 2-norm over `dim` (the recorded answer is checked
+        # against the Python call's).
+        return 2.0
     if ty.kind() == "ListType" and is_int(v) and str(ty.getElementType()) in ("int", "SymInt"):
         return [v] * (a.N or 1)
     return v
@@ -350,17 +384,46 @@ def method_bind(schema, args, kwargs):
     return bind(schema, list(args[1:]), {**kwargs, "self": args[0]})
 
 
-def encode(rec, v, memo, grad_inputs=None):
-    """A JSON value for argument `v`; `memo` maps the id of each tensor already recorded for
-    this case to its reference, so a tensor passed twice (`add(x, x)`) is one tensor in oxten too."""
+class Memo:
+    """The tensors of one case's arguments: `refs` maps the id of each tensor already recorded
+    to its reference, so a tensor passed twice (`add(x, x)`) is one tensor in oxten too (its
+    reference gets an "id": buffers are shared by content, so the key alone does not say that
+    two arguments are one tensor); `shared` holds the storages that several of the arguments
+    view (`take(x, i, out=x[2:])`), recorded whole with a storage number "s", so that they are
+    views of one tensor in oxten too."""
+
+    def __init__(self, values):
+        self.refs = {}
+        objects = {id(t): t for t in tensors_in(values) if t.numel()}.values()
+        count = collections.Counter(t.untyped_storage().data_ptr() for t in objects)
+        self.shared = {p: n for n, p in enumerate(p for p, c in count.items() if c > 1)}
+
+
+def tensors_in(v):
     if isinstance(v, torch.Tensor):
-        if id(v) in memo:
-            return memo[id(v)]
+        return [v]
+    if isinstance(v, (list, tuple)):
+        return [t for x in v for t in tensors_in(x)]
+    return []
+
+
+def encode(rec, v, memo, grad_inputs=None):
+    """A JSON value for argument `v` (tensors through `memo`, a `Memo`)."""
+    if isinstance(v, torch.Tensor):
+        if id(v) in memo.refs:
+            ref = memo.refs[id(v)]
+            if "id" not in ref:
+                ref["id"] = sum("id" in r for r in memo.refs.values())
+            return ref
         g = grad_inputs is not None and v.requires_grad
         if g:
             grad_inputs.append(v)
-        memo[id(v)] = rec.tensor(v, grad=g)
-        return memo[id(v)]
+        storage = memo.shared.get(v.untyped_storage().data_ptr()) if v.numel() else None
+        ref = rec.tensor(v, grad=g, whole=storage is not None)
+        if storage is not None:
+            ref["s"] = storage
+        memo.refs[id(v)] = ref
+        return ref
     if isinstance(v, (list, tuple)):
         return [encode(rec, x, memo, grad_inputs) for x in v]
     if isinstance(v, float) and not math.isfinite(v):
@@ -397,7 +460,7 @@ def typed(a, v):
 
 
 def encode_args(rec, bound, grad_inputs=None):
-    memo = {}
+    memo = Memo([v for _, v, _ in bound])
     return [[a.name, encode(rec, typed(a, v), memo, grad_inputs), d] for a, v, d in bound]
 
 
@@ -843,7 +906,7 @@ def record_error(rec, info, bases, overloads, e, skip):
         bases = ["nonzero_numpy"]
     r = resolve(with_indices_first(bases, overloads, ri), overloads, args, kwargs)
     if r is None:
-        skip("error input: no overload oxten declares binds the Python call")
+        skip(f"error input: {why_unbound(info, s)}")
         return None
     op, name, bound = r
     try:
@@ -863,6 +926,24 @@ def record_error(rec, info, bases, overloads, e, skip):
             return None
     skip("error input: the aten overload does not raise (the check is in the Python wrapper)")
     return None
+
+
+def why_unbound(info, s):
+    """Why an error input binds to no aten overload: Python's argument parser refuses its types
+    (`atan2(1, 2)`: in Rust, a call that does not compile), the Python function refuses a string
+    that aten takes as an enum (`reduction="abc"`), or an overload oxten lacks."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            info.op(s.input, *s.args, **s.kwargs)
+    except TypeError:
+        return "Python's argument parser refuses the argument types (a Rust call that does not compile)"
+    except ValueError as e:
+        if "reduction" in str(e) or "is not valid" in str(e):
+            return "the Python function refuses a `reduction` string (aten takes the enum)"
+    except Exception:
+        pass
+    return "no overload oxten declares binds the Python call"
 
 
 if __name__ == "__main__":

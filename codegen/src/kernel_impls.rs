@@ -52,7 +52,7 @@ pub fn missing_kernels(
     for b in backends.iter().filter(|b| !b.external) {
         for f in fns {
             // Pointwise ops get generated kernels; only hand-written ones are looked for.
-            if f.pointwise.is_some() {
+            if f.pointwise.is_some() || f.generated_from.is_some() {
                 continue;
             }
             let Some(m) = b.get(f) else { continue };

@@ -41,6 +41,9 @@ pub fn locate(
         if let Some(p) = &f.pointwise {
             how.push(format!("pointwise: {p}"));
         }
+        if let Some(from) = &f.generated_from {
+            how.push(format!("derived by `autogen:` of {from}, kernel generated"));
+        }
         if !keys.is_empty() {
             how.push(keys.join(", "));
         }

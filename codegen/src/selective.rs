@@ -212,6 +212,10 @@ fn collect_defined(items: &[syn::Item], out: &mut BTreeSet<String>) {
 /// The kernel traits of `f` (the names its hand-written kernels implement).
 fn kernel_traits(f: &NativeFunction) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
+    if f.generated_from.is_some() {
+        // `autogen:` kernels are generated: no trait, no file.
+        return out;
+    }
     for (key, kernel) in &f.dispatch {
         out.insert(format!("{}{}", crate::emit::names::camel(kernel), key.trait_suffix()));
     }
@@ -259,6 +263,10 @@ pub fn closure(
             // The structured group: the impl and meta function the wrappers call.
             if let Some(d) = &f.structured_delegate {
                 keep.insert(d.to_string());
+            }
+            // An `autogen:` out= kernel calls its functional operator.
+            if let Some(from) = &f.generated_from {
+                keep.insert(from.to_string());
             }
             called.extend(kernels.calls_of(&kernel_traits(f)));
             for d in derivatives.iter().filter(|d| d.name == op || d.func.signature() == f.func.signature()) {

@@ -22,8 +22,10 @@ fn roundtrip_repo_yaml() {
         // Drop a trailing `# comment`; schemas never contain `#`.
         .map(|s| s.split('#').next().unwrap_or("").trim())
         .collect();
-    assert_eq!(written.len(), fns.len(), "one `func:` line per entry");
-    for (line, nf) in written.iter().zip(&fns) {
+    // (The entries `autogen:` derives have no line of their own.)
+    let declared: Vec<_> = fns.iter().filter(|f| f.generated_from.is_none()).collect();
+    assert_eq!(written.len(), declared.len(), "one `func:` line per entry");
+    for (line, nf) in written.iter().zip(declared) {
         assert_eq!(&nf.func.to_string(), line, "at {}", nf.loc);
         assert_eq!(FunctionSchema::parse(line).as_ref(), Ok(&nf.func));
         let first_line = text.lines().nth(nf.loc.line - 1).unwrap_or("");

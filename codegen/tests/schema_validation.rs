@@ -2,6 +2,7 @@
 //! full error text as an inline snapshot, plus the happy path and grouping.
 
 use expect_test::{expect, Expect};
+use oxten_codegen::backend::DispatchKey;
 use oxten_codegen::model::OperatorName;
 use oxten_codegen::yaml::{
     group_native_functions, parse_native_functions, AutocastPolicies, AutocastPolicy, DeviceCheck, NativeFunction,
@@ -82,7 +83,6 @@ fn defaults_and_ignored_keys() {
   device_guard: False
   manual_cpp_binding: True
   python_module: nn
-  autogen: to.out
 - func: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
   dispatch:
     CompositeExplicitAutograd: sum
@@ -394,6 +394,63 @@ fn structured_delegate_with_backend_dispatch() {
   structured: True
 ",
         expect!["native_functions.yaml:3: in `relu`: `relu` delegates to `relu.out`, which provides its CPU/CUDA/Meta kernels; remove `CPU`, `Meta` from `dispatch`"],
+    );
+}
+
+#[test]
+fn autogen_derives_out_overloads_with_generated_kernels() {
+    let fns = parse_ok(
+        "\
+- func: kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)
+  variants: function, method
+  dispatch:
+    CPU: kthvalue
+  tags: core
+  autogen: kthvalue.values
+- func: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: sum
+",
+    );
+    let names: Vec<String> = fns.iter().map(|f| f.func.name.to_string()).collect();
+    assert_eq!(names, ["kthvalue", "kthvalue.values", "sum"]);
+    let out = &fns[1];
+    assert_eq!(
+        out.func.to_string(),
+        "kthvalue.values(Tensor self, int k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) \
+         -> (Tensor(a!) values, Tensor(b!) indices)"
+    );
+    assert_eq!(out.generated_from, Some(OperatorName::parse("kthvalue").unwrap()));
+    assert_eq!(out.dispatch.get(&DispatchKey::CompositeExplicitAutograd).map(String::as_str), Some("kthvalue_values"));
+    assert_eq!(out.variants, [Variant::Function].into(), "out= overloads are functions only");
+    assert_eq!(
+        (out.loc.line, out.tags.clone()),
+        (1, vec!["core".to_string()]),
+        "located at and tagged as its functional"
+    );
+    assert!(fns[0].generated_from.is_none() && fns[2].generated_from.is_none());
+}
+
+#[test]
+fn autogen_errors_name_the_entry_and_line() {
+    check(
+        "\
+- func: sum(Tensor self) -> Tensor
+  autogen: sum.out
+- func: sum.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
+- func: t(Tensor(a) self) -> Tensor(a)
+  variants: method
+  autogen: t.out
+- func: split(Tensor self, int size) -> Tensor[]
+  autogen: [split.out]
+- func: take(Tensor self, Tensor index) -> Tensor
+  autogen: put.out, take.out
+",
+        expect![[r#"
+            native_functions.yaml:3: in `sum.out`: overload name `out` of `sum` is already used by the entry at native_functions.yaml:1 (its `autogen:`); overload names must be unique
+            native_functions.yaml:6: in `t`: `autogen`: `t` has arguments with alias annotations (a view has no out= form)
+            native_functions.yaml:8: in `split`: `autogen` needs every return of `split` to be a `Tensor`
+            native_functions.yaml:10: in `take`: `autogen` name `put.out` must be `take.<overload>`"#]],
     );
 }
 

@@ -22,6 +22,16 @@ pub fn take2(v: Vec<Tensor>) -> (Tensor, Tensor) {
     crate::support::take2(v)
 }
 
+/// The kernel body of an `autogen:` out= overload (for operator libraries' generated
+/// registrations): writes the functional operator's results into the out= tensors.
+pub fn write_autogen_out(
+    exact_dtype: bool,
+    inputs: &[Option<&Tensor>],
+    outs: &[(&str, &Tensor, &Tensor)],
+) -> Result<()> {
+    crate::support::write_autogen_out(exact_dtype, inputs, outs)
+}
+
 /// The boxed entry points the CPU fallback knows, by operator handle: oxten's operators, and
 /// those of the operator libraries that registered theirs ([`register_op_infos`]).
 fn infos() -> &'static RwLock<HashMap<usize, OpInfo>> {

@@ -65,10 +65,12 @@ pub enum Outcome {
     Fail(String),
 }
 
-/// Per-case tensors: a tensor named twice is the same oxten tensor.
+/// Per-case tensors: arguments with the same "id" are the same oxten tensor, and arguments
+/// with the same "s" views of the same storage.
 struct Args<'a> {
     golden: &'a Golden,
-    made: HashMap<String, Tensor>,
+    made: HashMap<i64, Tensor>,
+    storages: HashMap<i64, Tensor>,
     /// Inputs PyTorch differentiated, in the order of its `grads`.
     grad_inputs: Vec<Tensor>,
 }
@@ -76,14 +78,29 @@ struct Args<'a> {
 impl Args<'_> {
     fn tensor(&mut self, v: &Value) -> Result<Tensor, String> {
         let key = v["t"].as_str().ok_or("tensor reference without a key")?;
-        if let Some(t) = self.made.get(key) {
+        let id = v["id"].as_i64();
+        if let Some(t) = id.and_then(|id| self.made.get(&id)) {
             return Ok(t.clone());
         }
-        let buf = self.golden.tensors.get(key).ok_or_else(|| format!("tensor {key} missing"))?;
+        // A private copy: buffers are shared between cases, and an in-place operator writes
+        // through its view.
+        let stored = self.golden.tensors.get(key).ok_or_else(|| format!("tensor {key} missing"))?;
+        let copy = || oxten::ops::deep_clone::call(stored, None).map_err(|e| format!("clone: {e}"));
+        let buf = match v["s"].as_i64() {
+            Some(s) => match self.storages.get(&s) {
+                Some(b) => b.clone(),
+                None => {
+                    let b = copy()?;
+                    self.storages.insert(s, b.clone());
+                    b
+                }
+            },
+            None => copy()?,
+        };
         let ints =
             |k: &str| -> Vec<i64> { v[k].as_array().map_or(vec![], |a| a.iter().filter_map(Value::as_i64).collect()) };
         let offset = v["offset"].as_i64().unwrap_or(0);
-        let view = oxten::ops::as_strided::call(buf, &ints("sizes"), &ints("strides"), Some(offset))
+        let view = oxten::ops::as_strided::call(&buf, &ints("sizes"), &ints("strides"), Some(offset))
             .map_err(|e| format!("as_strided: {e}"))?;
         let t = if v["grad"].as_bool() == Some(true) {
             // A leaf, as PyTorch's sample was (a view of the stored buffer keeps the storage
@@ -95,7 +112,9 @@ impl Args<'_> {
         } else {
             view
         };
-        self.made.insert(key.to_string(), t.clone());
+        if let Some(id) = id {
+            self.made.insert(id, t.clone());
+        }
         Ok(t)
     }
 
@@ -273,7 +292,7 @@ impl Golden {
 
     fn run_inner(&self, ops: &HashMap<&'static str, OpInfo>, case: &Case) -> Result<(), String> {
         let op = ops.get(case.schema.as_str()).ok_or_else(|| format!("oxten has no operator `{}`", case.schema))?;
-        let mut args = Args { golden: self, made: HashMap::new(), grad_inputs: vec![] };
+        let mut args = Args { golden: self, made: HashMap::new(), storages: HashMap::new(), grad_inputs: vec![] };
         let stack = build_stack(&mut args, op.args, &case.json["args"])?;
         let mut out_stack = stack;
         let call = (op.call_boxed)(&mut out_stack);
@@ -305,10 +324,9 @@ impl Golden {
                                 _ => None,
                             };
                             let r = compare(&format!("out {k}"), t, &w, x.as_ref(), !random, false);
-                            if let (Err(e), 1) = (&r, k) {
+                            if let (Err(e), 0 | 1) = (&r, k) {
                                 // Equal values may be picked at any of their indices.
-                                self.check_tie_indices(case, &mut args, t, &want[0])
-                                    .map_err(|why| format!("{e} ({why})"))?;
+                                self.check_tie_indices(case, k, t, &want).map_err(|why| format!("{e} ({why})"))?;
                             } else {
                                 r?;
                             }
@@ -326,32 +344,37 @@ impl Golden {
     }
 
     /// For the selection ops, whose index of a value that occurs more than once PyTorch leaves
-    /// unspecified: passes when `self` at oxten's indices holds PyTorch's values.
-    fn check_tie_indices(&self, case: &Case, args: &mut Args, indices: &Tensor, values: &Value) -> Result<(), String> {
+    /// unspecified (their indices are output 1; `argsort`'s without `stable=True`, output 0):
+    /// passes when `self` at oxten's indices holds the values PyTorch's indices select.
+    fn check_tie_indices(&self, case: &Case, k: usize, indices: &Tensor, want: &[Value]) -> Result<(), String> {
         const SELECTION: [&str; 9] =
             ["topk", "kthvalue", "mode", "median.dim", "nanmedian.dim", "sort", "sort.stable", "max.dim", "min.dim"];
-        if !SELECTION.contains(&case.schema.as_str()) {
-            return Err("not a selection op".into());
-        }
         let arg = |name: &str| {
             case.json["args"].as_array().and_then(|a| a.iter().find(|t| t[0] == name)).map(|t| t[1].clone())
         };
-        let input = args.tensor(&arg("self").ok_or("no self")?)?;
-        let want = self.expected(values)?;
-        let got = if input.dim() == 0 {
-            input.clone()
-        } else {
+        let argsort =
+            matches!(case.schema.as_str(), "argsort" | "argsort.stable") && arg("stable") != Some(Value::Bool(true));
+        if !(k == 1 && SELECTION.contains(&case.schema.as_str()) || k == 0 && argsort) {
+            return Err("not a selection op".into());
+        }
+        // The selection operators do not write to `self`: a fresh copy of it is its value.
+        let input = self.expected(&arg("self").ok_or("no self")?)?;
+        let at = |indices: &Tensor| -> Result<Tensor, String> {
+            if input.dim() == 0 {
+                return Ok(input.clone());
+            }
             let dim = arg("dim").and_then(|d| d.as_i64()).unwrap_or(-1);
             let d = if dim < 0 { dim + input.dim() as i64 } else { dim };
             let idx = if indices.dim() < input.dim() { indices.try_unsqueeze(d) } else { Ok(indices.clone()) };
-            let g = idx.and_then(|i| input.try_gather(d, &i)).map_err(|e| e.to_string())?;
-            g.try_reshape(&want.sizes()).map_err(|e| e.to_string())?
+            idx.and_then(|i| input.try_gather(d, &i)).map_err(|e| e.to_string())
         };
+        let want = if argsort { at(&self.expected(&want[0])?)? } else { self.expected(&want[0])? };
+        let got = at(indices)?.try_reshape(&want.sizes()).map_err(|e| e.to_string())?;
         compare("self at the indices", &got, &want, None, true, false)
     }
 
     fn expected(&self, v: &Value) -> Result<Tensor, String> {
-        let mut a = Args { golden: self, made: HashMap::new(), grad_inputs: vec![] };
+        let mut a = Args { golden: self, made: HashMap::new(), storages: HashMap::new(), grad_inputs: vec![] };
         a.tensor(v)
     }
 

@@ -183,3 +183,54 @@ fn tensor_metadata_is_small() {
     let t5 = oxten::zeros(&[1, 2, 3, 4, 5]);
     assert!(matches!(t5.sizes(), oxten::DimVec::Inline { .. }));
 }
+
+/// The out= overloads `autogen:` derives from functional entries (`kthvalue.values`, `sum.out`,
+/// `logit.out` …): the functional operator's results written into the out= tensors, resized as
+/// `resize_output` resizes, with PyTorch's out= checks as errors naming the argument.
+#[test]
+fn autogen_out_overloads_write_the_functional_results() {
+    let x = t(&[3., 1., 2., 5., 4., 0.], &[2, 3]);
+    let empty = |dtype| oxten::empty_with(&[0], EmptyOpts { dtype: Some(dtype), ..Default::default() });
+    // Two named outputs, resized from empty.
+    let (v, i) = (empty(DType::F32), empty(DType::I64));
+    let (rv, ri) = oxten::kthvalue_values(&x, 2, &v, &i);
+    assert!(rv.is_same(&v) && ri.is_same(&i), "out= overloads return their out= tensors");
+    assert_eq!((v.sizes().to_vec(), v.to_vec::<f32>().unwrap()), (vec![2], vec![2., 4.]));
+    assert_eq!(i.to_vec::<i64>().unwrap(), [2, 1]);
+    // Written through a strided view of the right shape, neighbours untouched.
+    let base = oxten::zeros(&[2, 2]);
+    let column = base.select(1, 1);
+    let (min, max) = (empty(DType::F32), column.clone());
+    oxten::aminmax_out_with(&x, &min, &max, oxten::options::AminmaxOutOpts { dim: Some(1), keepdim: false });
+    assert_eq!(base.to_vec::<f32>().unwrap(), [0., 3., 0., 5.]);
+    assert_eq!(min.to_vec::<f32>().unwrap(), [1., 0.]);
+    // One output: the same values as the functional form.
+    let s = empty(DType::F32);
+    oxten::sum_out(&x, &s);
+    assert_eq!(s.to_vec::<f32>().unwrap(), x.sum().to_vec::<f32>().unwrap());
+    // Non-pointwise operators need the result's dtype; pointwise ones take a wider one.
+    let e = oxten::try_sum_out(&x, &empty(DType::F64)).unwrap_err();
+    assert_eq!(e.to_string(), "sum.out: Expected out tensor `out` to have dtype float, but got double instead");
+    let wide = empty(DType::F64);
+    oxten::logit_out(&t(&[0.5, 0.75], &[2]), &wide);
+    assert_eq!(wide.to_vec::<f64>().unwrap(), [0.0, f64::from(3f32.ln())], "computed in float32, then widened");
+    let e = oxten::try_logit_out(&t(&[0.5], &[1]), &empty(DType::I64)).unwrap_err();
+    assert!(e.to_string().contains("can't be cast to the desired output type Long"), "{e}");
+    // Memory shared with an input, or between out= tensors: PyTorch's overlap errors, nothing written.
+    let m = Tensor::from_vec(vec![true, false, true, true, false, true], &[2, 3]).unwrap();
+    let before = x.to_vec::<f32>().unwrap();
+    let e = oxten::try_masked_select_out(&x, &m, &x.view(&[6])).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Overlap);
+    assert_eq!(x.to_vec::<f32>().unwrap(), before);
+    let both = empty(DType::F32);
+    let e = oxten::try_aminmax_out(&x, &both, &both).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Overlap, "{e}");
+    let e = oxten::try_take_out(&x, &Tensor::from_vec(vec![0i64, 1], &[2]).unwrap(), &oxten::zeros(&[1]).expand(&[2]))
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Overlap, "{e}");
+    // Not differentiable, as every out= overload.
+    let g = x.deep_clone();
+    g.requires_grad_(true);
+    let e = oxten::try_sum_out(&g, &empty(DType::F32)).unwrap_err();
+    assert!(e.to_string().contains("don't support automatic differentiation"), "{e}");
+}

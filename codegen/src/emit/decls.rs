@@ -93,6 +93,10 @@ pub fn collect(sigs: &[OpSig], structured: &[StructuredOp], backends: &[BackendI
         }
         for b in backends {
             let Some(m) = b.get(sig.f) else { continue };
+            if sig.f.generated_from.is_some() {
+                // `autogen:`: the registration emitter writes this kernel.
+                continue;
+            }
             add(Decl {
                 key: Some(b.key),
                 trait_name: format!("{}{}", camel(&m.kernel), b.key.trait_suffix()),

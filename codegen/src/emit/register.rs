@@ -159,6 +159,49 @@ pub(crate) fn emit_wrapper_with(
     fname
 }
 
+/// The generated kernel of an `autogen:` out= overload (see [`crate::yaml::autogen`]): calls the
+/// functional operator `from` and writes its results into the out= tensors.
+fn emit_autogen_out(s: &mut String, sig: &OpSig, from: &crate::model::OperatorName, key: DispatchKey) -> String {
+    let fname = format!("{}_{}", sig.name, key.module());
+    let ins: Vec<&super::sig::RustArg> = sig.args.iter().filter(|a| !a.is_out).collect();
+    let call_args: Vec<&str> = ins.iter().map(|a| a.ident.as_str()).collect();
+    let tensors: Vec<String> = ins
+        .iter()
+        .filter_map(|a| match a.tensor_kind() {
+            TensorArg::One => Some(format!("Some({})", a.ident)),
+            TensorArg::Optional => Some(a.ident.clone()),
+            _ => None,
+        })
+        .collect();
+    let outs: Vec<&super::sig::RustArg> = sig.args.iter().filter(|a| a.is_out).collect();
+    let written: Vec<String> = outs
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let r = if outs.len() == 1 { "&r".to_string() } else { format!("&r.{i}") };
+            format!("(\"{}\", {}, {r})", a.name, a.ident)
+        })
+        .collect();
+    let clones: Vec<String> = outs.iter().map(|a| format!("{}.clone()", a.ident)).collect();
+    let ret = if clones.len() == 1 { clones[0].clone() } else { format!("({})", clones.join(", ")) };
+    let _ = writeln!(
+        s,
+        "/// {key} kernel of `{}`, generated (`autogen:`): `{from}`'s results written into the out= tensors.",
+        sig.schema_name
+    );
+    let _ = writeln!(s, "fn {fname}({}) -> Result<{}> {{", sig.params(), sig.ret);
+    let _ = writeln!(s, "let r = ops::{}::call({})?;", super::names::rust_name(from), call_args.join(", "));
+    let exact_dtype = !sig.f.tags.iter().any(|t| t == "pointwise");
+    let _ = writeln!(
+        s,
+        "crate::support::write_autogen_out({exact_dtype}, &[{}], &[{}])?;",
+        tensors.join(", "),
+        written.join(", ")
+    );
+    let _ = writeln!(s, "Ok({ret})\n}}");
+    fname
+}
+
 /// The name of the registration file of one backend.
 pub fn backend_file(b: &BackendIndex) -> String {
     format!("register_{}.rs", b.key.module())
@@ -212,6 +255,11 @@ pub fn emit_backend_register(sigs: &[OpSig], structured: &[StructuredOp], b: &Ba
             continue;
         }
         let Some(m) = b.get(sig.f) else { continue };
+        if let Some(from) = &sig.f.generated_from {
+            let f = emit_autogen_out(&mut s, sig, from, b.key);
+            let _ = writeln!(regs, "ops::{}::OP.register({}, {f});", sig.name, b.key.registration_key());
+            continue;
+        }
         let path = b.trait_path(&format!("{}{}", camel(&m.kernel), b.key.trait_suffix()));
         let _ = writeln!(regs, "ops::{}::OP.register({}, {path}::{});", sig.name, b.key.registration_key(), m.kernel);
     }

@@ -32,7 +32,11 @@ pub(crate) fn check_all(fns: &[(usize, NativeFunction)], file: &str, lines: &Lin
             } else {
                 format!("overload name `{}` of `{}`", name.overload, name.name)
             };
-            r.at_entry(format!("{what} is already used by the entry at {}; overload names must be unique", first.loc));
+            let by = if first.generated_from.is_some() { " (its `autogen:`)" } else { "" };
+            r.at_entry(format!(
+                "{what} is already used by the entry at {}{by}; overload names must be unique",
+                first.loc
+            ));
             errors.extend(r.errors);
         } else {
             seen.insert(key, nf);

@@ -114,6 +114,8 @@ pub(crate) fn parse_entry(
             positional_defaults: 0,
             per_tensor: None,
             doc: None,
+            autogen: Vec::new(),
+            generated_from: None,
         };
         read_keys(map, &mut nf, &mut r);
         check_entry(map, &nf, &mut r);
@@ -211,7 +213,13 @@ fn read_keys(map: &Mapping, nf: &mut NativeFunction, r: &mut Reporter<'_>) {
             "doc" => values::op_doc(v).map(|d| nf.doc = Some(d)),
             "device_guard" | "manual_cpp_binding" => values::boolean(key, v).map(drop),
             "python_module" => values::string(key, v).map(drop),
-            "autogen" => values::string_list(key, v).map(drop),
+            "autogen" => values::string_list(key, v).and_then(|names| {
+                for s in names {
+                    let name = OperatorName::parse(&s).map_err(|e| format!("invalid `autogen` name `{s}`: {e}"))?;
+                    nf.autogen.push(name);
+                }
+                Ok(())
+            }),
             other => Err(unknown_key(other)),
         };
         if let Err(msg) = result {

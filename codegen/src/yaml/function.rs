@@ -193,6 +193,12 @@ pub struct NativeFunction {
     pub per_tensor: Option<OperatorName>,
     /// `doc:`, the operator's documentation, shared by its overloads and variants that have none.
     pub doc: Option<OpDoc>,
+    /// `autogen:`, the out= overloads the generator derives from this functional entry (with a
+    /// generated `CompositeExplicitAutograd` kernel; see [`super::autogen`]).
+    pub autogen: Vec<OperatorName>,
+    /// On an entry `autogen:` derived, the functional entry it was derived from; its
+    /// `CompositeExplicitAutograd` kernel is then generated, not hand-written.
+    pub generated_from: Option<OperatorName>,
 }
 
 /// `doc:`, an operator's documentation as the generated rustdoc shows it.

@@ -3,8 +3,9 @@
 
 use serde_norway::Value;
 
+use super::autogen;
 use super::checks;
-use super::entry::parse_entry;
+use super::entry::{parse_entry, Reporter};
 use super::error::YamlError;
 use super::function::NativeFunction;
 use super::loc::{LineIndex, Loc};
@@ -43,7 +44,18 @@ pub fn parse_native_functions(text: &str, file: &str) -> Result<Vec<NativeFuncti
         let (nf, errs) = parse_entry(entry, file, &lines, index);
         errors.extend(errs);
         if let Some(nf) = nf {
+            // `autogen:` entries follow the entry they derive from, located at it.
+            let derived = autogen::derive(&nf);
             fns.push((index, nf));
+            match derived {
+                Ok(derived) => fns.extend(derived.into_iter().map(|d| (index, d))),
+                Err(msg) => {
+                    let mut r = Reporter::new(file, &lines, index);
+                    r.entry = fns[fns.len() - 1].1.func.name.to_string();
+                    r.at_key("autogen", msg);
+                    errors.extend(r.errors);
+                }
+            }
         }
     }
     errors.extend(checks::check_all(&fns, file, &lines));

@@ -35,6 +35,7 @@
 //! assert!(groups[0].structured());
 //! ```
 
+pub mod autogen;
 mod checks;
 mod entry;
 mod error;

@@ -4,10 +4,11 @@
 //! them: the dispatcher refuses it), with PyTorch's checks.
 
 use crate::generated::decls::{
-    Atleast1dCompositeImplicit, Atleast2dCompositeImplicit, Atleast3dCompositeImplicit, ColumnStackCompositeImplicit,
-    DstackCompositeImplicit, ExpandAsCompositeImplicit, FliplrCompositeImplicit, FlipudCompositeImplicit,
-    HstackCompositeImplicit, RavelCompositeImplicit, ReshapeAsCompositeImplicit, SwapaxesCompositeImplicit,
-    SwapdimsCompositeImplicit, ViewAsCompositeImplicit, VstackCompositeImplicit,
+    Atleast1dCompositeImplicit, Atleast1dSequenceCompositeImplicit, Atleast2dCompositeImplicit,
+    Atleast2dSequenceCompositeImplicit, Atleast3dCompositeImplicit, Atleast3dSequenceCompositeImplicit,
+    ColumnStackCompositeImplicit, DstackCompositeImplicit, ExpandAsCompositeImplicit, FliplrCompositeImplicit,
+    FlipudCompositeImplicit, HstackCompositeImplicit, RavelCompositeImplicit, ReshapeAsCompositeImplicit,
+    SwapaxesCompositeImplicit, SwapdimsCompositeImplicit, ViewAsCompositeImplicit, VstackCompositeImplicit,
 };
 use crate::Composite;
 use oxten_runtime::{ops, Error, Result, Tensor};
@@ -93,6 +94,24 @@ impl Atleast3dCompositeImplicit for Composite {
             2 => ops::unsqueeze::call(self_, -1),
             _ => Ok(self_.clone()),
         }
+    }
+}
+
+impl Atleast1dSequenceCompositeImplicit for Composite {
+    fn atleast_1d_sequence(tensors: &[Tensor]) -> Result<Vec<Tensor>> {
+        tensors.iter().map(ops::atleast_1d::call).collect()
+    }
+}
+
+impl Atleast2dSequenceCompositeImplicit for Composite {
+    fn atleast_2d_sequence(tensors: &[Tensor]) -> Result<Vec<Tensor>> {
+        tensors.iter().map(ops::atleast_2d::call).collect()
+    }
+}
+
+impl Atleast3dSequenceCompositeImplicit for Composite {
+    fn atleast_3d_sequence(tensors: &[Tensor]) -> Result<Vec<Tensor>> {
+        tensors.iter().map(ops::atleast_3d::call).collect()
     }
 }
 
