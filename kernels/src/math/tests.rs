@@ -428,6 +428,11 @@ fn fmod_f32_matches_libm_bit_for_bit() {
     ];
     let mut pairs: Vec<(f32, f32)> = edges.iter().flat_map(|&a| edges.iter().map(move |&b| (a, b))).collect();
     pairs.extend((0..200_000).map(|_| (next(), next())));
+    // Ratios near the largest (2^277): huge numerators over subnormal and tiny divisors.
+    pairs.extend((0..20_000).map(|_| {
+        let (a, b) = (next().to_bits(), next().to_bits());
+        (f32::from_bits((a & 0x807f_ffff) | (0xf0 + (a >> 23) % 15) << 23), f32::from_bits(b & 0x80ff_ffff))
+    }));
     // Quotients close to integers, where a rounded f64 quotient can land on the wrong side.
     pairs.extend((1..2000).map(|k| (k as f32 * 0.1, 0.1)));
     pairs.extend((1..2000).map(|k| (-(k as f32) * 3.3, 1.1)));
