@@ -234,3 +234,30 @@ fn autogen_out_overloads_write_the_functional_results() {
     let e = oxten::try_sum_out(&g, &empty(DType::F32)).unwrap_err();
     assert!(e.to_string().contains("don't support automatic differentiation"), "{e}");
 }
+
+/// A factory's `autogen:` out= overload drops its TensorOptions: it creates in `out`'s dtype and on
+/// its device (`torch.zeros(2, 3, out=o)`), resizing `out`.
+#[test]
+fn autogen_factory_out_overloads_take_dtype_and_device_from_out() {
+    let o = oxten::empty_with(&[5], EmptyOpts { dtype: Some(DType::I64), ..Default::default() });
+    oxten::zeros_out(&[2, 3], &o);
+    assert_eq!((o.sizes().to_vec(), o.dtype(), o.to_vec::<i64>().unwrap()), (vec![2, 3], DType::I64, vec![0; 6]));
+    let f = oxten::empty(&[0]);
+    oxten::arange_out(4, &f);
+    assert_eq!((f.dtype(), f.to_vec::<f32>().unwrap()), (DType::F32, vec![0., 1., 2., 3.]));
+    oxten::full_out(&[2], 2.5, &f);
+    assert_eq!(f.to_vec::<f32>().unwrap(), [2.5, 2.5]);
+    let l = oxten::empty_with(&[0], EmptyOpts { dtype: Some(DType::F64), ..Default::default() });
+    oxten::linspace_out(0, 1, 5, &l);
+    assert_eq!(l.to_vec::<f64>().unwrap(), [0.0, 0.25, 0.5, 0.75, 1.0]);
+    let like = oxten::empty(&[0]);
+    oxten::ones_like_out(&t(&[7., 8., 9.], &[3]), &like);
+    assert_eq!(like.to_vec::<f32>().unwrap(), [1., 1., 1.]);
+    let e = oxten::empty(&[0]);
+    oxten::eye_m_out(2, 3, &e);
+    assert_eq!(e.to_vec::<f32>().unwrap(), [1., 0., 0., 0., 1., 0.]);
+    // A Meta out gets a Meta result: only shapes.
+    let m = oxten::empty_with(&[0], EmptyOpts { device: Some(Device::Meta), ..Default::default() });
+    oxten::ones_out(&[4], &m);
+    assert_eq!((m.device(), m.sizes().to_vec()), (Device::Meta, vec![4]));
+}

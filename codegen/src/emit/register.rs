@@ -161,10 +161,22 @@ pub(crate) fn emit_wrapper_with(
 
 /// The generated kernel of an `autogen:` out= overload (see [`crate::yaml::autogen`]): calls the
 /// functional operator `from` and writes its results into the out= tensors.
-fn emit_autogen_out(s: &mut String, sig: &OpSig, from: &crate::model::OperatorName, key: DispatchKey) -> String {
+fn emit_autogen_out(s: &mut String, sig: &OpSig, functional: &OpSig, key: DispatchKey) -> String {
     let fname = format!("{}_{}", sig.name, key.module());
     let ins: Vec<&super::sig::RustArg> = sig.args.iter().filter(|a| !a.is_out).collect();
-    let call_args: Vec<&str> = ins.iter().map(|a| a.ident.as_str()).collect();
+    let first_out = sig.args.iter().find(|a| a.is_out).map_or("out", |a| a.ident.as_str());
+    // The functional operator's arguments: the out= overload's, and for a factory the dtype and
+    // device of `out` in place of the TensorOptions it dropped.
+    let call_args: Vec<String> = functional
+        .args
+        .iter()
+        .map(|a| match ins.iter().find(|i| i.name == a.name) {
+            Some(i) => i.ident.clone(),
+            None if a.name == "dtype" => format!("Some({first_out}.dtype())"),
+            None if a.name == "device" => format!("Some({first_out}.device())"),
+            None => "None".to_string(),
+        })
+        .collect();
     let tensors: Vec<String> = ins
         .iter()
         .filter_map(|a| match a.tensor_kind() {
@@ -186,11 +198,11 @@ fn emit_autogen_out(s: &mut String, sig: &OpSig, from: &crate::model::OperatorNa
     let ret = if clones.len() == 1 { clones[0].clone() } else { format!("({})", clones.join(", ")) };
     let _ = writeln!(
         s,
-        "/// {key} kernel of `{}`, generated (`autogen:`): `{from}`'s results written into the out= tensors.",
-        sig.schema_name
+        "/// {key} kernel of `{}`, generated (`autogen:`): `{}`'s results written into the out= tensors.",
+        sig.schema_name, functional.schema_name
     );
     let _ = writeln!(s, "fn {fname}({}) -> Result<{}> {{", sig.params(), sig.ret);
-    let _ = writeln!(s, "let r = ops::{}::call({})?;", super::names::rust_name(from), call_args.join(", "));
+    let _ = writeln!(s, "let r = ops::{}::call({})?;", functional.name, call_args.join(", "));
     let exact_dtype = !sig.f.tags.iter().any(|t| t == "pointwise");
     let _ = writeln!(
         s,
@@ -256,7 +268,8 @@ pub fn emit_backend_register(sigs: &[OpSig], structured: &[StructuredOp], b: &Ba
         }
         let Some(m) = b.get(sig.f) else { continue };
         if let Some(from) = &sig.f.generated_from {
-            let f = emit_autogen_out(&mut s, sig, from, b.key);
+            let Some(functional) = sigs.iter().find(|f| f.f.func.name == *from) else { continue };
+            let f = emit_autogen_out(&mut s, sig, functional, b.key);
             let _ = writeln!(regs, "ops::{}::OP.register({}, {f});", sig.name, b.key.registration_key());
             continue;
         }

@@ -16,12 +16,19 @@
 //!
 //! The out= arguments are named `out` for one return, after the returns where several returns
 //! all have names (as PyTorch names its hand-written ones: `values`, `indices`; `min`, `max`),
-//! and `out0`, `out1` … otherwise (torchgen's names). Only functional operators whose returns are
+//! and `out0`, `out1` … otherwise (torchgen's names). A factory's TensorOptions arguments
+//! (`dtype`, `layout`, `device`, `pin_memory`) are dropped: `zeros.out(int[] size, *, Tensor(a!)
+//! out)` creates in `out`'s dtype and on its device. Only functional operators whose returns are
 //! all `Tensor`, and whose arguments carry no alias annotations, have such a form.
 
 use super::function::{NativeFunction, Variant};
 use crate::backend::DispatchKey;
 use crate::model::{Argument, BaseTy, FunctionSchema, OperatorName, Return, SchemaKind, Type};
+
+/// A factory's TensorOptions arguments, which its out= form drops (the kernel passes `out`'s
+/// dtype and device instead).
+pub const TENSOR_OPTIONS: [&str; 4] =
+    ["ScalarType? dtype=None", "Layout? layout=None", "Device? device=None", "bool? pin_memory=None"];
 
 /// The out= schema named `name` derived from the functional schema `f`.
 pub fn out_schema(f: &FunctionSchema, name: &OperatorName) -> Result<FunctionSchema, String> {
@@ -42,6 +49,11 @@ pub fn out_schema(f: &FunctionSchema, name: &OperatorName) -> Result<FunctionSch
     }
     let named = f.returns.len() > 1 && f.returns.iter().all(|r| r.name.is_some());
     let mut arguments = f.arguments.clone();
+    if TENSOR_OPTIONS.iter().all(|o| arguments.kwarg_only.iter().any(|a| a.to_string() == *o)) {
+        // A factory's out= form takes its dtype, layout and device from `out` (torchgen drops
+        // the TensorOptions arguments).
+        arguments.kwarg_only.retain(|a| !TENSOR_OPTIONS.contains(&a.to_string().as_str()));
+    }
     let mut returns = Vec::new();
     for (i, r) in f.returns.iter().enumerate() {
         let set = char::from(b'a' + i as u8);
@@ -110,6 +122,14 @@ mod tests {
             derived("kthvalue(Tensor self, int k, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)", "kthvalue.values")
                 .unwrap(),
             "kthvalue.values(Tensor self, int k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)"
+        );
+        assert_eq!(
+            derived(
+                "zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+                "zeros_like.out"
+            )
+            .unwrap(),
+            "zeros_like.out(Tensor self, *, MemoryFormat? memory_format=None, Tensor(a!) out) -> Tensor(a!)"
         );
         assert_eq!(
             derived(
