@@ -407,8 +407,10 @@ def tensors_in(v):
     return []
 
 
-def encode(rec, v, memo, grad_inputs=None):
-    """A JSON value for argument `v` (tensors through `memo`, a `Memo`)."""
+def encode(rec, v, memo, grad_inputs=None, out=False):
+    """A JSON value for argument `v` (tensors through `memo`, a `Memo`). An `out=` tensor's
+    values are recorded as zeros (an out= operator only writes it; samples often make it with
+    `torch.empty`, and its leftover memory would change the golden files from run to run)."""
     if isinstance(v, torch.Tensor):
         if id(v) in memo.refs:
             ref = memo.refs[id(v)]
@@ -419,7 +421,11 @@ def encode(rec, v, memo, grad_inputs=None):
         if g:
             grad_inputs.append(v)
         storage = memo.shared.get(v.untyped_storage().data_ptr()) if v.numel() else None
-        ref = rec.tensor(v, grad=g, whole=storage is not None)
+        written = v
+        if out and storage is None and v.numel():
+            extent = 1 + sum((s - 1) * st for s, st in zip(v.shape, v.stride()))
+            written = torch.as_strided(torch.zeros(extent, dtype=v.dtype), v.shape, v.stride())
+        ref = rec.tensor(written, grad=g, whole=storage is not None)
         if storage is not None:
             ref["s"] = storage
         memo.refs[id(v)] = ref
@@ -461,7 +467,8 @@ def typed(a, v):
 
 def encode_args(rec, bound, grad_inputs=None):
     memo = Memo([v for _, v, _ in bound])
-    return [[a.name, encode(rec, typed(a, v), memo, grad_inputs), d] for a, v, d in bound]
+    return [[a.name, encode(rec, typed(a, v), memo, grad_inputs, getattr(a, "is_out", False)), d]
+            for a, v, d in bound]
 
 
 def flatten(r):
@@ -714,6 +721,20 @@ def reordered_call(name, args, kwargs):
     return args, kwargs
 
 
+def max_pool2d_backward_call(args, kwargs):
+    """The OpInfo of `max_pool2d_with_indices_backward` takes a pooling sample and runs the
+    forward pool itself: the call it makes, with the gradient of ones and the indices it builds
+    as arguments."""
+    inp = args[0]
+    pool = {"kernel_size": (), "stride": (), "padding": (0,), "dilation": (1,), "ceil_mode": False}
+    pool.update({k: v for k, v in kwargs.items() if k != "return_indices"})
+    with torch.no_grad():
+        out, indices = torch.nn.functional.max_pool2d_with_indices(inp, return_indices=True, **pool)
+    stride = pool["kernel_size"] if pool["stride"] is None else pool["stride"]
+    return [torch.ones_like(out), inp, pool["kernel_size"], stride, pool["padding"], pool["dilation"],
+            pool["ceil_mode"], indices], {}
+
+
 def python_call(s, info):
     """The sample as a call: (args, kwargs, return_indices or None where the function has none).
     An adaptive pool's `None` output size is the input's size, as the Python function reads it;
@@ -722,6 +743,8 @@ def python_call(s, info):
     name = info.name.split(".")[-1]
     if name == "embedding_bag":
         return (*embedding_bag_call(args, kwargs), False)
+    if name == "max_pool2d_with_indices_backward":
+        return (*max_pool2d_backward_call(args, kwargs), None)
     args, kwargs = reordered_call(name, args, kwargs)
     at = RETURN_INDICES_AT.get(name)
     ri = None

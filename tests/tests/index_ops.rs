@@ -375,3 +375,37 @@ fn embedding_dense_backward_matches_index_add() -> Result<()> {
     assert!(err.contains("index 97 is out of range for 97 rows"), "{err}");
     Ok(())
 }
+
+/// `scatter(..., reduce="add" | "multiply")` (PyTorch's older reducing overloads): repeated
+/// indices accumulate in order, in every variant; other reductions are refused with the
+/// operator named, and backward through it fails as in PyTorch (no derivative is defined).
+/// Expected values worked out by hand (and equal to PyTorch 2.15's).
+#[test]
+fn scatter_with_reduce_accumulates_repeated_indices() -> Result<()> {
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
+    let idx = Tensor::from_vec(vec![1i64, 0, 1, 1, 0, 0], &[2, 3])?;
+    let src = Tensor::from_vec(vec![10.0f32, 20.0, 30.0, 40.0, 50.0, 60.0], &[2, 3])?;
+    let add = x.try_scatter_reduce(0, &idx, &src, "add")?;
+    assert_eq!(add.to_vec::<f32>()?, [1.0, 72.0, 63.0, 54.0, 5.0, 36.0]);
+    let mul = x.try_scatter_reduce(0, &idx, &src, "multiply")?;
+    assert_eq!(mul.to_vec::<f32>()?, [1.0, 2000.0, 180.0, 1600.0, 5.0, 180.0]);
+    let vmul = x.try_scatter_value_reduce(0, &idx, 2.0, "multiply")?;
+    assert_eq!(vmul.to_vec::<f32>()?, [1.0, 8.0, 6.0, 16.0, 5.0, 12.0]);
+    let out = Tensor::from_vec(vec![0.0f32; 1], &[1])?;
+    oxten::try_scatter_value_reduce_out(&x, 0, &idx, 2.0, "add", &out)?;
+    assert_eq!(out.sizes(), [2, 3]);
+    assert_eq!(out.to_vec::<f32>()?, [1.0, 6.0, 5.0, 8.0, 5.0, 8.0]);
+    let y = x.try_deep_clone()?;
+    y.try_scatter_reduce_(0, &idx, &src, "add")?;
+    assert_eq!(y.to_vec::<f32>()?, add.to_vec::<f32>()?);
+
+    let e = x.try_scatter_reduce(0, &idx, &src, "sum").unwrap_err();
+    assert!(e.to_string().contains("scatter.reduce") && e.to_string().contains("add or multiply"), "{e}");
+    let e = x.try_scatter_reduce(0, &idx, &idx, "add").unwrap_err();
+    assert!(e.to_string().contains("Expected self.dtype to be equal to src.dtype"), "{e}");
+    let g = x.to_dtype(DType::F64).requires_grad_(true);
+    let r = g.try_scatter_reduce(0, &idx, &src.to_dtype(DType::F64), "add")?;
+    let e = r.try_sum()?.try_backward().unwrap_err();
+    assert!(e.to_string().contains("scatter"), "{e}");
+    Ok(())
+}

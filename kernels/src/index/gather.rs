@@ -1,5 +1,5 @@
 //! Element-wise gathers and scatters along one dim: `gather`, `scatter.src`, `scatter.value`,
-//! `scatter_add` and `scatter_reduce.two` (structured, with in-place and `out=` variants).
+//! `scatter.reduce`, `scatter.value_reduce`, `scatter_add` and `scatter_reduce.two` (structured, with in-place and `out=` variants).
 //!
 //! Every kernel walks the index's shape with the indexed dim innermost (PyTorch's
 //! `cpu_scatter_gather_base_kernel`): positions along the other dims are shared by `self`, the
@@ -13,8 +13,9 @@ use super::common::{
 };
 use super::select::require_index_dtype;
 use crate::generated::decls::{
-    GatherOutCpu, GatherOutMetaFn, ScatterAddCpu, ScatterAddOutMetaFn, ScatterReduceTwoCpu, ScatterReduceTwoOutMetaFn,
-    ScatterSrcOutCpu, ScatterSrcOutMetaFn, ScatterValueOutCpu, ScatterValueOutMetaFn,
+    GatherOutCpu, GatherOutMetaFn, ScatterAddCpu, ScatterAddOutMetaFn, ScatterReduceOutCpu, ScatterReduceOutMetaFn,
+    ScatterReduceTwoCpu, ScatterReduceTwoOutMetaFn, ScatterSrcOutCpu, ScatterSrcOutMetaFn, ScatterValueOutCpu,
+    ScatterValueOutMetaFn, ScatterValueReduceOutCpu, ScatterValueReduceOutMetaFn,
 };
 use crate::iter::{copy_, StructuredOutputs};
 use crate::logical::promote::FromScalar;
@@ -219,6 +220,8 @@ enum Mode<'a> {
     Src(&'a Tensor),
     /// `out[..] = value`
     Value(Scalar),
+    /// `out[..] = reduce(out[..], value)` (`scatter.value_reduce`: add or multiply).
+    ValueReduce(Scalar, Reduction),
     /// `out[..] += src[..]`
     Add(&'a Tensor),
     /// `out[..] = reduce(out[..], src[..])`
@@ -253,6 +256,24 @@ impl Reduction {
             }
         })
     }
+
+    /// Parses the `reduce` argument of `scatter`'s older overloads (`add` or `multiply`).
+    fn parse_scatter(reduce: &str) -> Result<Reduction> {
+        match reduce {
+            "add" => Ok(Reduction::Sum),
+            "multiply" => Ok(Reduction::Prod),
+            other => {
+                // `x.scatter_reduce(dim, index, src, "sum")` in Rust is this overload
+                // (`scatter.reduce`); PyTorch's `scatter_reduce` is `scatter_reduce_two`.
+                let hint = if Reduction::parse(other).is_ok() {
+                    " (the reductions sum, prod, mean, amax and amin are scatter_reduce.two's: `scatter_reduce_two`)"
+                } else {
+                    ""
+                };
+                Err(Error::value(format!("reduce argument must be either add or multiply, got {other}{hint}")))
+            }
+        }
+    }
 }
 
 /// `out` starts as a copy of `self`; then every index element writes its value at its
@@ -267,7 +288,7 @@ fn scatter_into(self_: &Tensor, dim: i64, index: &Tensor, mode: Mode<'_>, out: &
     }
     let src = match mode {
         Mode::Src(s) | Mode::Add(s) | Mode::Reduce(s, _) => Some(s),
-        Mode::Value(_) | Mode::Identity(_) => None,
+        Mode::Value(_) | Mode::ValueReduce(..) | Mode::Identity(_) => None,
     };
     let w = walk(out, d, index, src);
     let n = *w.shape.last().unwrap_or(&1) as isize;
@@ -280,16 +301,19 @@ fn scatter_into(self_: &Tensor, dim: i64, index: &Tensor, mode: Mode<'_>, out: &
     let err = FirstError::new();
     match_dtype!(out.dtype(), T => {
         let value: Option<T> = match mode {
-            Mode::Value(v) => Some(<T as FromScalar>::from_scalar(v)?),
+            Mode::Value(v) | Mode::ValueReduce(v, _) => Some(<T as FromScalar>::from_scalar(v)?),
             Mode::Identity(Reduction::Sum | Reduction::Mean) => Some(T::ZERO),
             Mode::Identity(Reduction::Prod) => Some(T::ONE),
             Mode::Identity(Reduction::Amax) => Some(T::LOWEST),
             Mode::Identity(Reduction::Amin) => Some(T::HIGHEST),
             _ => None,
         };
-        let add = matches!(mode, Mode::Add(_) | Mode::Reduce(_, Reduction::Sum | Reduction::Mean));
+        let add = matches!(
+            mode,
+            Mode::Add(_) | Mode::Reduce(_, Reduction::Sum | Reduction::Mean) | Mode::ValueReduce(_, Reduction::Sum)
+        );
         let combine: Option<fn(T, T) -> T> = match mode {
-            Mode::Reduce(_, Reduction::Prod) => Some(T::mul),
+            Mode::Reduce(_, Reduction::Prod) | Mode::ValueReduce(_, Reduction::Prod) => Some(T::mul),
             Mode::Reduce(_, Reduction::Amax) => Some(T::max_nan),
             Mode::Reduce(_, Reduction::Amin) => Some(T::min_nan),
             _ => None,
@@ -361,6 +385,64 @@ impl ScatterValueOutMetaFn for Meta {
 impl ScatterValueOutCpu for Cpu {
     fn scatter_value_out(self_: &Tensor, dim: i64, index: &Tensor, value: Scalar, out: &Tensor) -> Result<()> {
         scatter_into(self_, dim, index, Mode::Value(value), out)
+    }
+}
+
+impl ScatterReduceOutMetaFn for Meta {
+    fn scatter_reduce_out(
+        outs: &mut StructuredOutputs,
+        self_: &Tensor,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+        reduce: &str,
+    ) -> Result<()> {
+        Reduction::parse_scatter(reduce)?;
+        scatter_meta(outs, self_, dim, index, Some(src))
+    }
+}
+
+impl ScatterReduceOutCpu for Cpu {
+    /// `scatter(..., reduce=)`: `add` accumulates like `scatter_add`, `multiply` multiplies
+    /// into the output, repeated indices in order.
+    fn scatter_reduce_out(
+        self_: &Tensor,
+        dim: i64,
+        index: &Tensor,
+        src: &Tensor,
+        reduce: &str,
+        out: &Tensor,
+    ) -> Result<()> {
+        let op = Reduction::parse_scatter(reduce)?;
+        scatter_into(self_, dim, index, Mode::Reduce(src, op), out)
+    }
+}
+
+impl ScatterValueReduceOutMetaFn for Meta {
+    fn scatter_value_reduce_out(
+        outs: &mut StructuredOutputs,
+        self_: &Tensor,
+        dim: i64,
+        index: &Tensor,
+        _value: Scalar,
+        reduce: &str,
+    ) -> Result<()> {
+        Reduction::parse_scatter(reduce)?;
+        scatter_meta(outs, self_, dim, index, None)
+    }
+}
+
+impl ScatterValueReduceOutCpu for Cpu {
+    fn scatter_value_reduce_out(
+        self_: &Tensor,
+        dim: i64,
+        index: &Tensor,
+        value: Scalar,
+        reduce: &str,
+        out: &Tensor,
+    ) -> Result<()> {
+        let op = Reduction::parse_scatter(reduce)?;
+        scatter_into(self_, dim, index, Mode::ValueReduce(value, op), out)
     }
 }
 
