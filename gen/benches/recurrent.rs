@@ -47,6 +47,17 @@ fn recurrent(c: &mut Criterion) {
     g.bench_function("lstm_forward_128x32x256_h256", |b| {
         b.iter(|| oxten::autograd::no_grad(|| black_box(big.forward(&big_x).unwrap())))
     });
+    // One step of that LSTM, in its two parts: the hidden product and the fused gates.
+    let (h, w_hh, b_hh) = (hashed(&[32, 256]), hashed(&[1024, 256]), hashed(&[1024]));
+    g.bench_function("lstm_step_hidden_product_32x256x1024", |b| {
+        b.iter(|| black_box(oxten::ops::linear::call(&h, &w_hh, Some(&b_hh)).unwrap()))
+    });
+    let (gates, cx, b_ih) = (hashed(&[32, 1024]), hashed(&[32, 256]), hashed(&[1024]));
+    g.bench_function("lstm_step_fused_cell_32x1024", |b| {
+        b.iter(|| {
+            black_box(oxten::ops::_thnn_fused_lstm_cell::call(&gates, &gates, &cx, Some(&b_ih), Some(&b_hh)).unwrap())
+        })
+    });
     g.bench_function("lstm_forward_backward_128x32x256_h256", |b| {
         b.iter(|| {
             let y = big.forward(&big_x).unwrap();

@@ -409,3 +409,58 @@ fn scatter_with_reduce_accumulates_repeated_indices() -> Result<()> {
     assert!(e.to_string().contains("scatter"), "{e}");
     Ok(())
 }
+
+/// `embedding_renorm_` against PyTorch 2.15's outputs (printed by `torch.embedding_renorm_` on
+/// the same tables): each distinct row named (a negative index from the end) whose norm exceeds
+/// `max_norm` becomes `row * max_norm / (norm + 1e-7)`, the scale rounded to the dtype. Then
+/// `nn::Embedding::with_max_norm` renormalizes the looked-up rows of its weight before the
+/// lookup, and the gradient still reaches the weight.
+#[test]
+fn embedding_renorm_rescales_named_rows_to_max_norm() -> Result<()> {
+    let close = |got: Vec<f32>, want: &[f32]| {
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() <= 1e-6 * w.abs().max(1.0), "{got:?} vs {want:?}");
+        }
+    };
+    let w = arange(15, &[5, 3]);
+    let idx = Tensor::from_vec(vec![1i64, 3, 1, -1], &[2, 2])?;
+    oxten::ops::embedding_renorm_::call(&w, &idx, 5.0, 2.0)?;
+    close(
+        w.to_vec::<f32>()?,
+        &[
+            0.0, 1.0, 2.0, 2.1213202, 2.828427, 3.535534, 6.0, 7.0, 8.0, 2.589459, 2.8771768, 3.1648943, 2.6594534,
+            2.8810744, 3.1026955,
+        ],
+    );
+    let w = arange(15, &[5, 3]);
+    oxten::ops::embedding_renorm_::call(&w, &long(&[0, 2]), 2.0, 1.0)?;
+    close(
+        w.to_vec::<f32>()?,
+        &[0.0, 0.6666666, 1.3333333, 3.0, 4.0, 5.0, 0.5714286, 0.6666667, 0.7619048, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0],
+    );
+    let h = arange(15, &[5, 3]).to_dtype(DType::F16);
+    oxten::ops::embedding_renorm_::call(&h, &long(&[4]), 5.0, 2.0)?;
+    assert_eq!(h.to_dtype(DType::F64).to_vec::<f64>()?[12..], [2.658203125, 2.880859375, 3.1015625]);
+    let b = arange(15, &[5, 3]).to_dtype(DType::BF16);
+    oxten::ops::embedding_renorm_::call(&b, &long(&[4, 3]), 5.0, 2.0)?;
+    assert_eq!(b.to_dtype(DType::F32).to_vec::<f32>()?[9..], [2.578125, 2.875, 3.15625, 2.671875, 2.890625, 3.125]);
+
+    let e = oxten::ops::embedding_renorm_::call(&arange(5, &[5]), &long(&[1]), 1.0, 2.0).unwrap_err();
+    assert!(e.to_string().contains("Expected 2-dimensional tensor, but got 1-dimensional tensor"), "{e}");
+    let e = oxten::ops::embedding_renorm_::call(&arange(10, &[5, 2]), &long(&[5]), 1.0, 2.0).unwrap_err();
+    assert!(e.to_string().contains("index 5 out of range for tensor of size [5, 2]"), "{e}");
+    let e = oxten::ops::embedding_renorm_::call(&arange(10, &[5, 2]), &arange(1, &[1]), 1.0, 2.0).unwrap_err();
+    assert!(e.to_string().contains("'indices' to have one of the following scalar types: Long, Int"), "{e}");
+
+    use oxten::nn::{Embedding, Module};
+    let mut emb = Embedding::new(5, 3).with_max_norm(5.0, 2.0);
+    emb.weight = arange(15, &[5, 3]).requires_grad_(true);
+    let y = emb.forward(&long(&[1, 3]))?;
+    close(y.to_vec::<f32>()?, &[2.1213202, 2.828427, 3.535534, 2.589459, 2.8771768, 3.1648943]);
+    y.try_sum()?.try_backward()?;
+    let g = emb.weight.grad().unwrap().to_vec::<f32>()?;
+    assert_eq!(g, [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0]);
+    close(emb.weight.to_vec::<f32>()?[3..6].to_vec(), &[2.1213202, 2.828427, 3.535534]);
+    Ok(())
+}

@@ -5,12 +5,21 @@ use crate::{Result, Tensor};
 
 /// A lookup table of `num_embeddings` vectors of size `embedding_dim`, initialised from a
 /// standard normal (PyTorch's default); the input is a tensor of int64 indices. With a
-/// `padding_idx`, that row starts at zero and receives no gradient (a padding token).
+/// `padding_idx`, that row starts at zero and receives no gradient (a padding token); with a
+/// `max_norm`, every row looked up is first rescaled in place to at most that norm (PyTorch's
+/// `max_norm`/`norm_type`, through `embedding_renorm_`).
 pub struct Embedding {
     /// `[num_embeddings, embedding_dim]`: one row per index.
     pub weight: Tensor,
     /// The padding row (non-negative, after PyTorch's wrapping of a negative index).
     pub padding_idx: Option<i64>,
+    /// The largest norm a row looked up may have: longer rows are rescaled, in `weight`
+    /// itself, before the lookup.
+    pub max_norm: Option<f64>,
+    /// The `p` of the norm `max_norm` bounds (default 2).
+    pub norm_type: f64,
+    /// Whether the gradient of each row is divided by how often the batch names it.
+    pub scale_grad_by_freq: bool,
 }
 
 impl Embedding {
@@ -18,7 +27,13 @@ impl Embedding {
     pub fn new(num_embeddings: i64, embedding_dim: i64) -> Self {
         let weight = crate::empty(&[num_embeddings, embedding_dim]);
         init::normal_(&weight, 0.0, 1.0);
-        Embedding { weight: weight.requires_grad_(true), padding_idx: None }
+        Embedding {
+            weight: weight.requires_grad_(true),
+            padding_idx: None,
+            max_norm: None,
+            norm_type: 2.0,
+            scale_grad_by_freq: false,
+        }
     }
 
     /// A table whose row `padding_idx` (negative counts from the end) is zero and never
@@ -36,11 +51,40 @@ impl Embedding {
         e.padding_idx = Some(padding_idx);
         Ok(e)
     }
+
+    /// Bounds the `norm_type`-norm of every row looked up by `max_norm` (PyTorch's
+    /// `nn.Embedding(max_norm=, norm_type=)`).
+    pub fn with_max_norm(mut self, max_norm: f64, norm_type: f64) -> Self {
+        self.max_norm = Some(max_norm);
+        self.norm_type = norm_type;
+        self
+    }
+
+    /// Divides each row's gradient by the number of times the batch names it.
+    pub fn with_scale_grad_by_freq(mut self, scale: bool) -> Self {
+        self.scale_grad_by_freq = scale;
+        self
+    }
+}
+
+/// `F.embedding`'s `max_norm`: the rows `indices` names rescaled in place, outside autograd.
+fn renorm_rows(weight: &Tensor, indices: &Tensor, max_norm: Option<f64>, norm_type: f64) -> Result<()> {
+    if let Some(max_norm) = max_norm {
+        crate::autograd::no_grad(|| crate::ops::embedding_renorm_::call(weight, indices, max_norm, norm_type))?;
+    }
+    Ok(())
 }
 
 impl Module for Embedding {
     fn forward(&self, indices: &Tensor) -> Result<Tensor> {
-        crate::ops::embedding::call(&self.weight, indices, self.padding_idx.unwrap_or(-1), false, false)
+        renorm_rows(&self.weight, indices, self.max_norm, self.norm_type)?;
+        crate::ops::embedding::call(
+            &self.weight,
+            indices,
+            self.padding_idx.unwrap_or(-1),
+            self.scale_grad_by_freq,
+            false,
+        )
     }
 
     fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
@@ -72,6 +116,13 @@ pub struct EmbeddingBag {
     pub padding_idx: Option<i64>,
     /// Whether `offsets` has one more element, the end of the last bag.
     pub include_last_offset: bool,
+    /// The largest norm a row looked up may have (rescaled in `weight` first, as in
+    /// [`Embedding`]).
+    pub max_norm: Option<f64>,
+    /// The `p` of the norm `max_norm` bounds (default 2).
+    pub norm_type: f64,
+    /// Whether the gradient of each row is divided by how often the batch names it.
+    pub scale_grad_by_freq: bool,
 }
 
 impl EmbeddingBag {
@@ -79,7 +130,28 @@ impl EmbeddingBag {
     pub fn new(num_embeddings: i64, embedding_dim: i64, mode: EmbeddingBagMode) -> Self {
         let weight = crate::empty(&[num_embeddings, embedding_dim]);
         init::normal_(&weight, 0.0, 1.0);
-        EmbeddingBag { weight: weight.requires_grad_(true), mode, padding_idx: None, include_last_offset: false }
+        EmbeddingBag {
+            weight: weight.requires_grad_(true),
+            mode,
+            padding_idx: None,
+            include_last_offset: false,
+            max_norm: None,
+            norm_type: 2.0,
+            scale_grad_by_freq: false,
+        }
+    }
+
+    /// Bounds the `norm_type`-norm of every row looked up by `max_norm`.
+    pub fn with_max_norm(mut self, max_norm: f64, norm_type: f64) -> Self {
+        self.max_norm = Some(max_norm);
+        self.norm_type = norm_type;
+        self
+    }
+
+    /// Divides each row's gradient by the number of times the batch names it.
+    pub fn with_scale_grad_by_freq(mut self, scale: bool) -> Self {
+        self.scale_grad_by_freq = scale;
+        self
     }
 
     /// Sets the padding row (negative counts from the end), zeroing it.
@@ -110,11 +182,12 @@ impl EmbeddingBag {
             EmbeddingBagMode::Mean => 1,
             EmbeddingBagMode::Max => 2,
         };
+        renorm_rows(&self.weight, indices, self.max_norm, self.norm_type)?;
         let out = crate::ops::embedding_bag_padding_idx::call(
             &self.weight,
             indices,
             offsets,
-            false,
+            self.scale_grad_by_freq,
             mode,
             false,
             per_sample_weights,
