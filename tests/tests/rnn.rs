@@ -225,11 +225,12 @@ fn near(what: &str, got: &Tensor, want: &Tensor, tol: f64) {
 
 /// The fused LSTM cell against its formula written with operators: every dtype, with and
 /// without biases, batched and not, hidden sizes that do and do not fill a vector register,
-/// non-contiguous gates, and large gate values (saturated sigmoids, `tanh` of ±20).
+/// non-contiguous gates, large gate values (saturated sigmoids, `tanh` of ±20), and enough cells
+/// (33 rows of 130) for the rows to be split unevenly over the threads.
 #[test]
 fn fused_lstm_cell_matches_its_formula() -> Result<()> {
     use oxten::options::ThnnFusedLstmCellOpts;
-    for (batch, hidden) in [(Some(3), 37), (Some(1), 16), (None, 5), (Some(4), 1)] {
+    for (batch, hidden) in [(Some(3), 37), (Some(1), 16), (None, 5), (Some(4), 1), (Some(33), 130)] {
         let lead: Vec<i64> = batch.into_iter().collect();
         let shape = |last: i64| [lead.clone(), vec![last]].concat();
         let ig = oxten::randn(&shape(4 * hidden)).try_mul_scalar(3.0)?;
@@ -266,14 +267,14 @@ fn fused_lstm_cell_matches_its_formula() -> Result<()> {
 }
 
 /// The fused backward (no `create_graph`) against autograd through the formula written with
-/// operators, for every input, and with a missing `grad_cy`.
+/// operators, for every input, and with a missing `grad_cy`; 33 rows of 130 cells split over
+/// the threads.
 #[test]
 fn fused_lstm_cell_backward_matches_autograd_of_its_formula() -> Result<()> {
     use oxten::options::ThnnFusedLstmCellOpts;
-    for batch in [Some(3i64), None] {
+    for (batch, hidden) in [(Some(3i64), 19), (None, 19), (Some(33), 130)] {
         let lead: Vec<i64> = batch.into_iter().collect();
         let shape = |last: i64| [lead.clone(), vec![last]].concat();
-        let hidden = 19;
         let leaf = |s: &[i64]| oxten::randn(s).try_to_dtype(oxten::DType::F64).unwrap().requires_grad_(true);
         let inputs = [
             leaf(&shape(4 * hidden)),
