@@ -735,6 +735,24 @@ def max_pool2d_backward_call(args, kwargs):
             pool["ceil_mode"], indices], {}
 
 
+def max_unpool_call(name, args, kwargs):
+    """`F.max_unpool2d/3d(input, indices, kernel_size, stride, padding, output_size)` as the aten
+    call it makes: the output size worked out as the Python function works it out."""
+    from torch.nn.functional import _unpool_output_size
+    from torch.nn.modules.utils import _pair, _triple
+    n = 2 if name == "max_unpool2d" else 3
+    tup = _pair if n == 2 else _triple
+    names = ["kernel_size", "stride", "padding", "output_size"]
+    kw = {**dict(zip(names, args[2:])), **kwargs}
+    kernel = tup(kw["kernel_size"])
+    stride = kernel if kw.get("stride") is None else tup(kw["stride"])
+    padding = tup(kw.get("padding", 0))
+    size = _unpool_output_size(args[0], kernel, stride, padding, kw.get("output_size"))
+    if n == 2:
+        return [args[0], args[1], size], {}
+    return [args[0], args[1], size, list(stride), list(padding)], {}
+
+
 def python_call(s, info):
     """The sample as a call: (args, kwargs, return_indices or None where the function has none).
     An adaptive pool's `None` output size is the input's size, as the Python function reads it;
@@ -745,6 +763,8 @@ def python_call(s, info):
         return (*embedding_bag_call(args, kwargs), False)
     if name == "max_pool2d_with_indices_backward":
         return (*max_pool2d_backward_call(args, kwargs), None)
+    if name in ("max_unpool2d", "max_unpool3d"):
+        return (*max_unpool_call(name, args, kwargs), None)
     args, kwargs = reordered_call(name, args, kwargs)
     at = RETURN_INDICES_AT.get(name)
     ri = None

@@ -432,6 +432,31 @@ fn autogen_derives_out_overloads_with_generated_kernels() {
 }
 
 #[test]
+fn autogen_drops_a_factory_s_tensor_options_whatever_their_defaults() {
+    let fns = parse_ok(
+        "\
+- func: tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
+  dispatch:
+    CPU: tril_indices
+  autogen: tril_indices.out
+- func: sum(Tensor self, *, ScalarType? dtype=None) -> Tensor
+  dispatch:
+    CompositeExplicitAutograd: sum
+  autogen: sum.out
+",
+    );
+    assert_eq!(
+        fns[1].func.to_string(),
+        "tril_indices.out(int row, int col, int offset=0, *, Tensor(a!) out) -> Tensor(a!)"
+    );
+    // `dtype` alone is not a factory's TensorOptions: `sum.out` keeps it.
+    assert_eq!(
+        fns[3].func.to_string(),
+        "sum.out(Tensor self, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)"
+    );
+}
+
+#[test]
 fn autogen_errors_name_the_entry_and_line() {
     check(
         "\

@@ -260,4 +260,28 @@ fn autogen_factory_out_overloads_take_dtype_and_device_from_out() {
     let m = oxten::empty_with(&[0], EmptyOpts { device: Some(Device::Meta), ..Default::default() });
     oxten::ones_out(&[4], &m);
     assert_eq!((m.device(), m.sizes().to_vec()), (Device::Meta, vec![4]));
+    // `tril_indices`' dtype defaults to long, and its out= form drops it as well (PyTorch's
+    // `tril_indices.out(int row, int col, int offset=0, *, Tensor(a!) out)`): out's dtype rules.
+    let i = oxten::empty_with(&[0], EmptyOpts { dtype: Some(DType::I32), ..Default::default() });
+    oxten::tril_indices_out(3, 3, &i);
+    assert_eq!((i.dtype(), i.to_vec::<i32>().unwrap()), (DType::I32, vec![0, 1, 1, 2, 2, 2, 0, 0, 1, 0, 1, 2]));
+}
+
+/// The out= forms of the `*_copy` view operators and other functionals added with `autogen:`:
+/// the copy's values in `out`, never a view of the input.
+#[test]
+fn autogen_out_overloads_of_view_copies_write_copies() {
+    let x = t(&[1., 2., 3., 4., 5., 6.], &[2, 3]);
+    let o = oxten::empty(&[0]);
+    oxten::t_copy_out(&x, &o);
+    assert_eq!((o.sizes().to_vec(), o.to_vec::<f32>().unwrap()), (vec![3, 2], vec![1., 4., 2., 5., 3., 6.]));
+    o.zero_();
+    assert_eq!(x.to_vec::<f32>().unwrap(), [1., 2., 3., 4., 5., 6.], "out is not a view of x");
+    oxten::view_copy_out(&x, &[3, 2], &o);
+    assert_eq!((o.sizes().to_vec(), o.to_vec::<f32>().unwrap()), (vec![3, 2], vec![1., 2., 3., 4., 5., 6.]));
+    oxten::rot90_out(&x, &o);
+    assert_eq!((o.sizes().to_vec(), o.to_vec::<f32>().unwrap()), (vec![3, 2], vec![3., 6., 2., 5., 1., 4.]));
+    let f64_out = oxten::empty_with(&[2], EmptyOpts { dtype: Some(DType::F64), ..Default::default() });
+    let e = oxten::try_diagonal_copy_out(&x, &f64_out).unwrap_err();
+    assert!(e.to_string().contains("diagonal_copy.out"), "{e}");
 }

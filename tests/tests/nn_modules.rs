@@ -322,3 +322,59 @@ fn nd_layers_match_pytorch() {
     let err = bag_sum.forward_bags(&bad, &Tensor::from_vec(vec![0i64], &[1]).unwrap(), None).unwrap_err();
     assert!(err.to_string().contains("embedding_bag") && err.to_string().contains("out of bounds"), "{err}");
 }
+
+/// `MaxUnpool1d/2d`, `Bilinear` and `ChannelShuffle` against values worked out by hand (equal to
+/// PyTorch 2.15's): unpooling puts each max back where its index says, on the default or a given
+/// output size (refused outside a stride of the default, with PyTorch's message), and its
+/// gradient reaches the pooled values; `Bilinear` is `x1ᵀ W_o x2 + b_o`.
+#[test]
+fn unpool_bilinear_and_channel_shuffle_layers() -> oxten::Result<()> {
+    use oxten::nn::{Bilinear, ChannelShuffle, MaxUnpool1d, MaxUnpool2d};
+    let x = Tensor::from_vec((0..16).map(|v| v as f32).collect::<Vec<_>>(), &[1, 1, 4, 4])?;
+    let (y, idx) = oxten::try_max_pool2d_with_indices(&x, &[2, 2])?;
+    assert_eq!(idx.to_vec::<i64>()?, [5, 7, 13, 15]);
+    let unpool = MaxUnpool2d::new(2);
+    let u = unpool.forward_with(&y, &idx, None)?;
+    let mut want = vec![0.0f32; 16];
+    for k in [5, 7, 13, 15] {
+        want[k] = k as f32;
+    }
+    assert_eq!((u.sizes().to_vec(), u.to_vec::<f32>()?), (vec![1, 1, 4, 4], want.clone()));
+    let u5 = unpool.forward_with(&y, &idx, Some(&[5, 5]))?;
+    assert_eq!(u5.sizes(), [1, 1, 5, 5]);
+    assert_eq!(u5.to_vec::<f32>()?[..16], want[..]);
+    let e = unpool.forward_with(&y, &idx, Some(&[7, 7])).unwrap_err();
+    assert!(e.to_string().contains("invalid output_size \"[7, 7]\" (dim 0 must be between 2 and 6)"), "{e}");
+    let e = oxten::ops::max_unpool2d::call(&y, &idx.try_add_scalar(100)?, &[4, 4]).unwrap_err();
+    assert!(e.to_string().contains("Found an invalid max index: 105 (output volumes are of size 4x4)"), "{e}");
+    let yg = y.detach().requires_grad_(true);
+    let g = Tensor::from_vec((0..16).map(|v| v as f32 * 0.5).collect::<Vec<_>>(), &[1, 1, 4, 4])?;
+    unpool.forward_with(&yg, &idx, None)?.try_mul(&g)?.try_sum()?.try_backward()?;
+    assert_eq!(yg.grad().unwrap().to_vec::<f32>()?, [2.5, 3.5, 6.5, 7.5]);
+
+    // `max_pool1d` of [0, 1, …, 5] with window 2: values 1, 3, 5 at positions 1, 3, 5.
+    let y1 = Tensor::from_vec(vec![1.0f32, 3.0, 5.0], &[1, 1, 3])?;
+    let i1 = Tensor::from_vec(vec![1i64, 3, 5], &[1, 1, 3])?;
+    let u1 = MaxUnpool1d::new(2).forward_with(&y1, &i1, None)?;
+    assert_eq!(u1.to_vec::<f32>()?, [0.0, 1.0, 0.0, 3.0, 0.0, 5.0]);
+
+    let mut bl = Bilinear::new(2, 3, 2, true);
+    bl.weight = Tensor::from_vec((0..12).map(|v| v as f32).collect::<Vec<_>>(), &[2, 2, 3])?;
+    bl.bias = Some(Tensor::from_vec(vec![0.5f32, -0.5], &[2])?);
+    let a = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2])?;
+    let b = Tensor::from_vec(vec![3.0f32, 4.0, 5.0], &[1, 3])?;
+    assert_eq!(bl.forward_with(&a, &b)?.to_vec::<f32>()?, [114.5, 329.5]);
+    assert_eq!(bl.named_parameters().len(), 2);
+    let e = bl.forward_with(&a, &a).unwrap_err();
+    assert!(e.to_string().contains("bilinear(): input2 size does not match weight size: got 2 but expected 3"), "{e}");
+
+    let c = Tensor::from_vec((0..6).map(|v| v as f32).collect::<Vec<_>>(), &[1, 6, 1, 1])?;
+    assert_eq!(ChannelShuffle { groups: 2 }.forward(&c)?.to_vec::<f32>()?, [0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+    assert_eq!(ChannelShuffle { groups: 3 }.forward(&c)?.to_vec::<f32>()?, [0.0, 2.0, 4.0, 1.0, 3.0, 5.0]);
+    let e = ChannelShuffle { groups: 4 }.forward(&c).unwrap_err();
+    assert!(
+        e.to_string().contains("Number of channels must be divisible by groups. Got 6 channels and 4 groups."),
+        "{e}"
+    );
+    Ok(())
+}

@@ -200,3 +200,15 @@ fn cumsum_long_and_in_place() {
         }
     }
 }
+
+/// `diff` of an empty tensor takes its shape in one step, however long the differenced dim
+/// (the fuzzer found `diff(n=2^62)` of a `[2^40, 0]` tensor looping 2^40 times).
+#[test]
+fn diff_of_an_empty_tensor_does_not_loop_over_its_length() -> oxten::Result<()> {
+    let x = oxten::Tensor::from_vec(Vec::<f32>::new(), &[0])?.try_expand(&[1 << 40, 0])?;
+    let y = oxten::ops::diff::call(&x, 1 << 62, 0, None, None)?;
+    assert_eq!(y.sizes(), [0, 0]);
+    let y = oxten::ops::diff::call(&x, 3, 0, None, None)?;
+    assert_eq!((y.sizes().to_vec(), y.dtype()), (vec![(1 << 40) - 3, 0], oxten::DType::F32));
+    Ok(())
+}

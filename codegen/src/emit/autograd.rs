@@ -149,7 +149,7 @@ pub fn emit_autograd_selected(
     s.push_str(
         "#[allow(unused_imports)] use oxten_runtime::{DType, Device, DimVec, Error, ErrorKind, Layout, MemoryFormat, Result, Scalar, Tensor};\n\
          #[allow(unused_imports)] use oxten_runtime::autograd::forward_ad;\n\
-         #[allow(unused_imports)] use oxten_runtime::autograd::{check_inplace, collect_next_edges, compute_requires_grad, make_view, rebase_history, set_history, Node, NodeBase, NotImplementedBackward, SavedVariable};\n\
+         #[allow(unused_imports)] use oxten_runtime::autograd::{check_inplace, collect_next_edges, compute_requires_grad, make_view, rebase_history, refuse_out_differentiation, set_history, Node, NodeBase, NotImplementedBackward, SavedVariable};\n\
          #[allow(unused_imports)] use oxten_runtime::dispatch::{DispatchKey, ExcludeGuard, IntoIValue, KeySet};\n\
          #[allow(unused_imports)] use oxten_runtime::Generator;\n\
          use oxten_runtime::ops;\n\
@@ -632,16 +632,7 @@ fn emit_out_kernel(s: &mut String, sig: &OpSig) -> String {
         sig.params(),
         sig.ret
     );
-    let _ = writeln!(
-        s,
-        "if compute_requires_grad({tensors}) {{\nreturn Err(Error::runtime(\"{}(): functions with out=... arguments don't support automatic differentiation, but one of the arguments requires grad.\"));\n}}",
-        sig.schema_name
-    );
-    let message = format!(
-        "Error::runtime(\"{}(): functions with out=... arguments don't support automatic differentiation, but one of the arguments has a forward gradient.\")",
-        sig.schema_name
-    );
-    forward_ad::emit_refuse(s, &tensors, &message);
+    let _ = writeln!(s, "refuse_out_differentiation(\"{}\", {tensors})?;", sig.schema_name);
     let _ = writeln!(s, "{}\n}}", redispatch(sig));
     fname
 }

@@ -25,10 +25,17 @@ use super::function::{NativeFunction, Variant};
 use crate::backend::DispatchKey;
 use crate::model::{Argument, BaseTy, FunctionSchema, OperatorName, Return, SchemaKind, Type};
 
-/// A factory's TensorOptions arguments, which its out= form drops (the kernel passes `out`'s
-/// dtype and device instead).
-pub const TENSOR_OPTIONS: [&str; 4] =
-    ["ScalarType? dtype=None", "Layout? layout=None", "Device? device=None", "bool? pin_memory=None"];
+/// A factory's TensorOptions arguments (type and name; the dtype's default may be a dtype, as
+/// `tril_indices`' `dtype=long`), which its out= form drops (the kernel passes `out`'s dtype and
+/// device instead).
+pub const TENSOR_OPTIONS: [&str; 4] = ["ScalarType? dtype", "Layout? layout", "Device? device", "bool? pin_memory"];
+
+/// Whether `a` is one of the [`TENSOR_OPTIONS`] (whatever its default).
+fn is_tensor_option(a: &Argument) -> bool {
+    let printed = a.to_string();
+    let declared = printed.split('=').next().unwrap_or_default();
+    TENSOR_OPTIONS.contains(&declared)
+}
 
 /// The out= schema named `name` derived from the functional schema `f`.
 pub fn out_schema(f: &FunctionSchema, name: &OperatorName) -> Result<FunctionSchema, String> {
@@ -49,10 +56,10 @@ pub fn out_schema(f: &FunctionSchema, name: &OperatorName) -> Result<FunctionSch
     }
     let named = f.returns.len() > 1 && f.returns.iter().all(|r| r.name.is_some());
     let mut arguments = f.arguments.clone();
-    if TENSOR_OPTIONS.iter().all(|o| arguments.kwarg_only.iter().any(|a| a.to_string() == *o)) {
+    if arguments.kwarg_only.iter().filter(|a| is_tensor_option(a)).count() == TENSOR_OPTIONS.len() {
         // A factory's out= form takes its dtype, layout and device from `out` (torchgen drops
         // the TensorOptions arguments).
-        arguments.kwarg_only.retain(|a| !TENSOR_OPTIONS.contains(&a.to_string().as_str()));
+        arguments.kwarg_only.retain(|a| !is_tensor_option(a));
     }
     let mut returns = Vec::new();
     for (i, r) in f.returns.iter().enumerate() {

@@ -1,4 +1,4 @@
-//! Parameter-free layers: activations, `Flatten`, `Identity`.
+//! Parameter-free layers: activations, `Flatten`, `Identity`, `ChannelShuffle`.
 
 use super::{Module, Slot};
 use crate::{ops, Result, Scalar, Tensor};
@@ -103,6 +103,19 @@ impl Default for Flatten {
 impl Module for Flatten {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.try_flatten_with(self.start_dim, crate::options::FlattenOpts { end_dim: self.end_dim })
+    }
+}
+
+/// `nn.ChannelShuffle`: ShuffleNet's shuffle of `[N, C, *]` channels in `groups` groups.
+#[derive(Clone, Copy, Debug)]
+pub struct ChannelShuffle {
+    /// The number of groups (dividing the channels).
+    pub groups: i64,
+}
+
+impl Module for ChannelShuffle {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        ops::channel_shuffle::call(x, self.groups)
     }
 }
 

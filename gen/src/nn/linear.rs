@@ -1,4 +1,4 @@
-//! `nn.Linear`.
+//! `nn.Linear` and `nn.Bilinear`.
 
 use super::{init, Module, Slot};
 use crate::{Result, Tensor};
@@ -36,6 +36,52 @@ impl Linear {
 impl Module for Linear {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         crate::try_linear(x, &self.weight, self.bias.as_ref())
+    }
+
+    fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {
+        f("weight", &self.weight, Slot::Parameter);
+        if let Some(b) = &self.bias {
+            f("bias", b, Slot::Parameter);
+        }
+    }
+}
+
+/// `nn.Bilinear`: `y[…, o] = Σ_ij x1[…, i] · weight[o, i, j] · x2[…, j] + bias[o]`, with
+/// `weight` of shape `[out_features, in1_features, in2_features]`. Initialised like PyTorch:
+/// weight and bias uniform in `±1/√in1_features`. Takes two inputs: [`Bilinear::forward_with`]
+/// (as a [`Module`], the one input is both).
+pub struct Bilinear {
+    /// `[out_features, in1_features, in2_features]`.
+    pub weight: Tensor,
+    /// `[out_features]`, when the layer has a bias.
+    pub bias: Option<Tensor>,
+}
+
+impl Bilinear {
+    /// A layer with or without a bias.
+    pub fn new(in1_features: i64, in2_features: i64, out_features: i64, bias: bool) -> Self {
+        let bound = if in1_features > 0 { 1.0 / (in1_features as f64).sqrt() } else { 0.0 };
+        let param = |sizes: &[i64]| {
+            let t = crate::empty(sizes);
+            init::uniform_(&t, -bound, bound);
+            t.requires_grad_(true)
+        };
+        Bilinear {
+            weight: param(&[out_features, in1_features, in2_features]),
+            bias: bias.then(|| param(&[out_features])),
+        }
+    }
+
+    /// The layer applied to its two inputs (equal leading dims).
+    pub fn forward_with(&self, x1: &Tensor, x2: &Tensor) -> Result<Tensor> {
+        crate::ops::bilinear::call(x1, x2, &self.weight, self.bias.as_ref())
+    }
+}
+
+impl Module for Bilinear {
+    /// The layer with `x` as both inputs (`in1_features == in2_features`).
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        self.forward_with(x, x)
     }
 
     fn visit(&self, f: &mut dyn FnMut(&str, &Tensor, Slot)) {

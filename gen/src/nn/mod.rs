@@ -31,14 +31,15 @@ mod sequential;
 mod transformer;
 
 pub use activation::{
-    Flatten, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, Identity, LeakyReLU, LogSigmoid, Mish, PReLU, RReLU, ReLU,
-    ReLU6, SiLU, Sigmoid, Softplus, Softshrink, Softsign, Tanh, Tanhshrink, Threshold, CELU, ELU, GELU, GLU, SELU,
+    ChannelShuffle, Flatten, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, Identity, LeakyReLU, LogSigmoid, Mish,
+    PReLU, RReLU, ReLU, ReLU6, SiLU, Sigmoid, Softplus, Softshrink, Softsign, Tanh, Tanhshrink, Threshold, CELU, ELU,
+    GELU, GLU, SELU,
 };
 pub use attention::{MhaOpts, MultiheadAttention};
 pub use containers::{ModuleDict, ModuleList};
 pub use conv::{Conv1d, Conv2d, Conv3d, ConvNd, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, ConvTransposeNd};
 pub use embedding::{Embedding, EmbeddingBag, EmbeddingBagMode};
-pub use linear::Linear;
+pub use linear::{Bilinear, Linear};
 pub use norm::{
     BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, InstanceNormNd, LayerNorm,
     LocalResponseNorm, RMSNorm,
@@ -46,7 +47,7 @@ pub use norm::{
 pub use pool::{
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveAvgPoolNd, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
     AdaptiveMaxPool3d, AdaptiveMaxPoolNd, AvgPool1d, AvgPool2d, AvgPool3d, AvgPoolNd, Dropout, MaxPool1d, MaxPool2d,
-    MaxPool3d, MaxPoolNd,
+    MaxPool3d, MaxPoolNd, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, MaxUnpoolNd,
 };
 pub use rnn::{GRUCell, LSTMCell, Nonlinearity, RNNCell, RnnOptions, GRU, LSTM, RNN};
 pub use sequential::Sequential;

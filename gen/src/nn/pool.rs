@@ -1,5 +1,5 @@
 //! Pooling and dropout layers: max, average and adaptive pooling over 1, 2 or 3 spatial
-//! dimensions (one generic layer each, over `N`).
+//! dimensions (one generic layer each, over `N`), and max unpooling.
 
 use super::Module;
 use crate::{ops, Result, Tensor};
@@ -222,5 +222,94 @@ impl<const N: usize> AdaptiveMaxPoolNd<N> {
 impl<const N: usize> Module for AdaptiveMaxPoolNd<N> {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         Ok(self.forward_with_indices(x)?.0)
+    }
+}
+
+/// `nn.MaxUnpoolNd`: the partial inverse of [`MaxPoolNd`], writing each value where the pool's
+/// indices say it came from, zeros elsewhere. [`MaxUnpool1d`], [`MaxUnpool2d`] and
+/// [`MaxUnpool3d`] are its instances. It takes the indices too: [`MaxUnpoolNd::forward_with`].
+#[derive(Clone, Copy, Debug)]
+pub struct MaxUnpoolNd<const N: usize> {
+    /// The pool's window size.
+    pub kernel_size: [i64; N],
+    /// The pool's stride.
+    pub stride: [i64; N],
+    /// The pool's padding.
+    pub padding: [i64; N],
+}
+
+/// `nn.MaxUnpool1d`.
+pub type MaxUnpool1d = MaxUnpoolNd<1>;
+/// `nn.MaxUnpool2d`.
+pub type MaxUnpool2d = MaxUnpoolNd<2>;
+/// `nn.MaxUnpool3d`.
+pub type MaxUnpool3d = MaxUnpoolNd<3>;
+
+impl<const N: usize> MaxUnpoolNd<N> {
+    /// The inverse of a pool with a cubic window of `k` and stride `k`.
+    pub fn new(k: i64) -> Self {
+        MaxUnpoolNd { kernel_size: [k; N], stride: [k; N], padding: [0; N] }
+    }
+
+    /// Sets the stride (every spatial dim).
+    pub fn stride(mut self, s: i64) -> Self {
+        self.stride = [s; N];
+        self
+    }
+
+    /// Sets the padding (every spatial dim).
+    pub fn padding(mut self, p: i64) -> Self {
+        self.padding = [p; N];
+        self
+    }
+
+    /// The spatial output size (PyTorch's `_unpool_output_size`): `(in - 1)·stride - 2·padding +
+    /// kernel` per dim, or `output_size` (its last `N` entries), which must lie within a stride
+    /// of that.
+    fn output_size(&self, x: &Tensor, output_size: Option<&[i64]>) -> Result<[i64; N]> {
+        let s = x.sizes();
+        if s.len() < N {
+            return Err(crate::Error::shape(format!(
+                "MaxUnpool{N}d: expected an input with at least {N} dims, got {}",
+                s.len()
+            )));
+        }
+        let spatial = &s[s.len() - N..];
+        let mut default = [0; N];
+        for d in 0..N {
+            default[d] = (spatial[d] - 1) * self.stride[d] + self.kernel_size[d] - 2 * self.padding[d];
+        }
+        let Some(given) = output_size else { return Ok(default) };
+        let given = if given.len() == N + 2 { &given[2..] } else { given };
+        if given.len() != N {
+            return Err(crate::Error::value(format!(
+                "output_size should be a sequence containing {N} or {} elements, but it has a length of '{}'",
+                N + 2,
+                given.len()
+            )));
+        }
+        let mut out = [0; N];
+        for d in 0..N {
+            let (lo, hi) = (default[d] - self.stride[d], default[d] + self.stride[d]);
+            if given[d] < lo || given[d] > hi {
+                return Err(crate::Error::value(format!(
+                    "invalid output_size \"{given:?}\" (dim {d} must be between {lo} and {hi})"
+                )));
+            }
+            out[d] = given[d];
+        }
+        Ok(out)
+    }
+
+    /// Unpools `x` with the `indices` its pool returned, to the default size or `output_size`.
+    pub fn forward_with(&self, x: &Tensor, indices: &Tensor, output_size: Option<&[i64]>) -> Result<Tensor> {
+        let size = self.output_size(x, output_size)?;
+        match N {
+            // As PyTorch's `max_unpool1d`: the 2-d operator over a width of 1.
+            1 => ops::max_unpool2d::call(&x.try_unsqueeze(-1)?, &indices.try_unsqueeze(-1)?, &[size[0], 1])?
+                .try_squeeze_dim(-1),
+            2 => ops::max_unpool2d::call(x, indices, &size),
+            _ => ops::max_unpool3d::call(x, indices, &size, &self.stride, &self.padding),
+        }
     }
 }

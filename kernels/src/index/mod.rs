@@ -6,6 +6,7 @@ mod advanced;
 pub(crate) mod common;
 #[cfg(feature = "cuda")]
 mod cuda;
+mod embedding_renorm;
 mod gather;
 mod masked;
 mod nonzero;

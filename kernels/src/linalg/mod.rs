@@ -16,6 +16,7 @@
 //! (small f32 products with a narrow side, as dot products of contiguous rows).
 
 pub(crate) mod bf16_gemm;
+mod bilinear;
 mod bmm;
 mod contractions;
 #[cfg(feature = "cuda")]

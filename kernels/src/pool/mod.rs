@@ -16,6 +16,7 @@ mod avg;
 mod max;
 mod one_d;
 mod three_d;
+mod unpool;
 
 use crate::conv::elem::SharedPtr;
 use crate::iter::{copy_, simd_level, SimdLevel, StructuredOutputs};

@@ -4,6 +4,7 @@
 
 mod aliases;
 pub(crate) mod cat;
+mod channel_shuffle;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod meshgrid;

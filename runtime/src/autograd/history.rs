@@ -1,7 +1,7 @@
 //! Recording history: the helpers the generated Autograd kernels call.
 //!
 //! An Autograd kernel for `out = op(inputs)`:
-//! 1. in-place ops: [`check_inplace`];
+//! 1. in-place ops: [`check_inplace`]; out= overloads only [`refuse_out_differentiation`];
 //! 2. `requires_grad = compute_requires_grad(inputs)`;
 //! 3. if so, builds its node with `NodeBase::new(collect_next_edges(inputs))` and saves what the
 //!    formula needs ([`SavedVariable`](super::SavedVariable)s of inputs);
@@ -22,6 +22,22 @@ use std::sync::Arc;
 #[inline]
 pub fn compute_requires_grad(inputs: &[Option<&Tensor>]) -> bool {
     is_grad_enabled() && inputs.iter().flatten().any(|t| t.requires_grad())
+}
+
+/// What the Autograd kernel of every out= overload checks: out= variants are not
+/// differentiable, so an argument that requires grad (grad mode on) or carries a forward
+/// gradient is an error naming the overload `op`.
+pub fn refuse_out_differentiation(op: &str, inputs: &[Option<&Tensor>]) -> Result<()> {
+    let what = if compute_requires_grad(inputs) {
+        "requires grad"
+    } else if super::forward_ad::is_active() && !super::forward_ad::levels_of(inputs).is_empty() {
+        "has a forward gradient"
+    } else {
+        return Ok(());
+    };
+    Err(Error::runtime(format!(
+        "{op}(): functions with out=... arguments don't support automatic differentiation, but one of the arguments {what}."
+    )))
 }
 
 /// The gradient edge of each input: `(grad_fn, output_nr)`, the leaf's `AccumulateGrad`, or an

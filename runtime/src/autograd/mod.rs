@@ -43,8 +43,8 @@ pub use functions::{
     NotImplementedBackward,
 };
 pub use history::{
-    check_inplace, collect_next_edges, compute_requires_grad, make_view, make_view_with, rebase_history, set_history,
-    set_history_at,
+    check_inplace, collect_next_edges, compute_requires_grad, make_view, make_view_with, rebase_history,
+    refuse_out_differentiation, set_history, set_history_at,
 };
 pub use hooks::{HookHandle, PostHook, PreHook, TensorHook};
 pub use meta::{AutogradSlot, CreationMeta};
