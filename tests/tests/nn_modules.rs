@@ -347,6 +347,9 @@ fn unpool_bilinear_and_channel_shuffle_layers() -> oxten::Result<()> {
     assert!(e.to_string().contains("invalid output_size \"[7, 7]\" (dim 0 must be between 2 and 6)"), "{e}");
     let e = oxten::ops::max_unpool2d::call(&y, &idx.try_add_scalar(100)?, &[4, 4]).unwrap_err();
     assert!(e.to_string().contains("Found an invalid max index: 105 (output volumes are of size 4x4)"), "{e}");
+    // An empty batch unpools to an empty batch.
+    let empty = oxten::ops::max_unpool2d::call(&y.try_narrow(0, 0, 0)?, &idx.try_narrow(0, 0, 0)?, &[4, 4])?;
+    assert_eq!(empty.sizes(), [0, 1, 4, 4]);
     let yg = y.detach().requires_grad_(true);
     let g = Tensor::from_vec((0..16).map(|v| v as f32 * 0.5).collect::<Vec<_>>(), &[1, 1, 4, 4])?;
     unpool.forward_with(&yg, &idx, None)?.try_mul(&g)?.try_sum()?.try_backward()?;

@@ -43,8 +43,7 @@ fn check_index_dtype(indices: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// The unpooling itself: `self` (with `spatial` trailing dims, batched or not) scattered into
-/// planes of `output_size`.
+/// The unpooling itself: `self` (batched or not) scattered into planes of `output_size`.
 fn unpool(self_: &Tensor, indices: &Tensor, output_size: &[i64], batched: bool) -> Result<Tensor> {
     let plane = output_size
         .iter()
@@ -65,8 +64,10 @@ fn unpool(self_: &Tensor, indices: &Tensor, output_size: &[i64], batched: bool) 
         }
     }
     let zeros = ops::zeros::call(&[n, c, plane], Some(x.dtype()), None, Some(x.device()), None)?;
-    let flat_idx = idx.try_reshape(&[n, c, -1])?;
-    let flat_x = x.try_reshape(&[n, c, -1])?;
+    // (The plane's length spelled out: `-1` cannot be inferred for an empty batch.)
+    let in_plane: i64 = x.sizes()[2..].iter().product();
+    let flat_idx = idx.try_reshape(&[n, c, in_plane])?;
+    let flat_x = x.try_reshape(&[n, c, in_plane])?;
     let out = ops::scatter_src::call(&zeros, 2, &flat_idx, &flat_x)?;
     let mut sizes = vec![n, c];
     sizes.extend_from_slice(output_size);
