@@ -33,17 +33,23 @@ import collections
 import hashlib
 import json
 import math
+import os
 import pathlib
 import re
 import struct
 import sys
 import warnings
 
-import torch
-from torch.testing._internal.common_methods_invocations import op_db
+# Some sample generators iterate over sets of strings: a fixed hash seed keeps their order, and
+# so the golden files, the same from run to run.
+if __name__ == "__main__" and os.environ.get("PYTHONHASHSEED") != "0":
+    os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "PYTHONHASHSEED": "0"})
+
+import torch  # noqa: E402
+from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
-from opinfo_coverage import aten_name  # noqa: E402
+from opinfo_coverage import CONVERSIONS, aten_name  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "golden" / "opinfo"
@@ -753,6 +759,38 @@ def max_unpool_call(name, args, kwargs):
     return [args[0], args[1], size, list(stride), list(padding)], {}
 
 
+def interpolate_call(args, kwargs):
+    """`F.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
+    antialias)` as the aten call it makes: (aten base name, args) or a reason it has none here."""
+    names = ["size", "scale_factor", "mode", "align_corners", "recompute_scale_factor", "antialias"]
+    kw = {**dict(zip(names, args[1:])), **kwargs}
+    x, n = args[0], args[0].dim() - 2
+    mode, size, factor = kw.get("mode", "nearest"), kw.get("size"), kw.get("scale_factor")
+    if kw.get("antialias"):
+        return "antialiased resampling is not in oxten yet", None
+    output_size = None if size is None else [size] * n if isinstance(size, int) else list(size)
+    scales = None if factor is None else [float(factor)] * n if isinstance(factor, (int, float)) else \
+        [float(v) for v in factor]
+    if scales is not None and (kw.get("recompute_scale_factor") or mode == "area"):
+        output_size = [math.floor(float(x.shape[i + 2]) * scales[i]) for i in range(n)]
+        scales = None
+    align = bool(kw.get("align_corners"))
+    suffix = {1: "1d", 2: "2d", 3: "3d"}.get(n)
+    if suffix is None:
+        return "interpolate of a tensor with no spatial dimension", None
+    if mode == "nearest":
+        return f"upsample_nearest{suffix}", [x, output_size, scales]
+    if mode == "nearest-exact":
+        return f"_upsample_nearest_exact{suffix}", [x, output_size, scales]
+    if mode == "area":
+        return f"adaptive_avg_pool{suffix}", [x, output_size]
+    linear = {"linear": "upsample_linear1d", "bilinear": "upsample_bilinear2d", "trilinear": "upsample_trilinear3d",
+              "bicubic": "upsample_bicubic2d"}
+    if mode in linear and linear[mode].endswith(suffix):
+        return linear[mode], [x, output_size, align, scales]
+    return f"mode {mode} of a {x.dim()}-D input (PyTorch raises in Python)", None
+
+
 def python_call(s, info):
     """The sample as a call: (args, kwargs, return_indices or None where the function has none).
     An adaptive pool's `None` output size is the input's size, as the Python function reads it;
@@ -810,14 +848,50 @@ def values_only(result, ri):
     return result
 
 
+def python_outputs(info, s, result):
+    """The part of aten's result that the OpInfo's Python function returns: `torch.unique` and
+    `unique_consecutive` return the inverse and counts only when asked for them."""
+    if info.name not in ("unique", "unique_consecutive") or not isinstance(result, tuple):
+        return result
+    picked = [result[0]] + [result[1]] * bool(s.kwargs.get("return_inverse")) + \
+        [result[2]] * bool(s.kwargs.get("return_counts"))
+    return picked[0] if len(picked) == 1 else tuple(picked)
+
+
+def aten_route(info, args, kwargs, bases):
+    """The Python call rerouted to the aten operators it reaches where they are not the OpInfo's
+    own: (args, kwargs, bases), or (reason, None, None) when it reaches none that oxten has."""
+    if info.name == "nonzero" and kwargs.get("as_tuple"):
+        # `nonzero(as_tuple=True)` is aten's `nonzero_numpy`.
+        return args, {k: v for k, v in kwargs.items() if k != "as_tuple"}, ["nonzero_numpy"]
+    if info.name in CONVERSIONS:
+        return args, {**kwargs, "dtype": getattr(torch, CONVERSIONS[info.name])}, bases
+    if info.name.endswith(("interpolate", "upsample_nearest", "upsample_bilinear")):
+        # The deprecated `upsample_*` functions are `interpolate` with a fixed mode.
+        if info.name.endswith("upsample_nearest"):
+            kwargs = {**kwargs, "mode": "nearest"}
+        elif info.name.endswith("upsample_bilinear"):
+            kwargs = {**kwargs, "mode": "bilinear", "align_corners": True}
+        base, call = interpolate_call(args, kwargs)
+        return (base, None, None) if call is None else (call, {}, [base])
+    if info.name == "unique":
+        # `torch.unique` is aten's `_unique2`, or `unique_dim` when given a dimension.
+        kwargs = dict(kwargs)
+        if kwargs.get("dim") is None:
+            kwargs.pop("dim", None)
+            return args, kwargs, ["_unique2"]
+        return args, kwargs, ["unique_dim"]
+    return args, kwargs, bases
+
+
 def bind_and_call(info, bases, overloads, s, skip):
     """The prologue of the sample and gradient records: the sample bound to an aten overload
     oxten declares and called (seeded). Returns (op, schema name, bound, result, ri) or None."""
     args, kwargs, ri = python_call(s, info)
-    if info.name == "nonzero" and kwargs.get("as_tuple"):
-        # `nonzero(as_tuple=True)` is aten's `nonzero_numpy`.
-        kwargs = {k: v for k, v in kwargs.items() if k != "as_tuple"}
-        bases = ["nonzero_numpy"]
+    args, kwargs, bases = aten_route(info, args, kwargs, bases)
+    if kwargs is None:
+        skip(args)
+        return None
     r = resolve(with_indices_first(bases, overloads, ri), overloads, args, kwargs)
     if r is None:
         skip("no overload oxten declares binds the Python call")
@@ -846,7 +920,7 @@ def record_sample(rec, info, bases, overloads, s, dtype, kind, skip):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 theirs = info.op(s.input, *s.args, **s.kwargs)
-            if not same(values_only(result, ri), theirs):
+            if not same(python_outputs(info, s, values_only(result, ri)), theirs):
                 skip("the OpInfo's Python call is not the aten overload")
                 return None
         except Exception:
@@ -943,10 +1017,10 @@ def record_grad(rec, info, bases, overloads, s, skip):
 def record_error(rec, info, bases, overloads, e, skip):
     s = e.sample_input
     args, kwargs, ri = python_call(s, info)
-    if info.name == "nonzero" and kwargs.get("as_tuple"):
-        # `nonzero(as_tuple=True)` is aten's `nonzero_numpy`.
-        kwargs = {k: v for k, v in kwargs.items() if k != "as_tuple"}
-        bases = ["nonzero_numpy"]
+    args, kwargs, bases = aten_route(info, args, kwargs, bases)
+    if kwargs is None:
+        skip(f"error input: {args}")
+        return None
     r = resolve(with_indices_first(bases, overloads, ri), overloads, args, kwargs)
     if r is None:
         skip(f"error input: {why_unbound(info, s)}")

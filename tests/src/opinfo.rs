@@ -430,7 +430,12 @@ fn compare_plain(k: usize, got: &IValue, want: &Value) -> Result<(), String> {
         IValue::Float(f) => {
             float(want).map(|w| (w.is_nan() && f.is_nan()) || (w - f).abs() <= 1e-6 * (1.0 + w.abs())) == Ok(true)
         }
-        IValue::Scalar(s) => scalar(want).map(|w| w.to_f64() == s.to_f64()) == Ok(true),
+        // The kind must match too: `item` of an integer tensor is an int, of a float one a float.
+        IValue::Scalar(s) => match (scalar(want), s) {
+            (Ok(Scalar::Float(w)), Scalar::Float(f)) => w == *f || (w.is_nan() && f.is_nan()),
+            (Ok(w), s) => w == *s,
+            (Err(_), _) => false,
+        },
         IValue::None => want.is_null(),
         _ => false,
     };

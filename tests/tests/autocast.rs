@@ -227,8 +227,16 @@ fn the_yaml_lists_match_pytorch_2_15_cuda() {
         "cross_entropy_loss",
         "binary_cross_entropy_with_logits",
         "logsumexp",
+        "upsample_nearest1d.vec",
         "upsample_nearest2d.vec",
+        "upsample_nearest3d.vec",
+        "_upsample_nearest_exact1d.vec",
+        "_upsample_nearest_exact2d.vec",
+        "_upsample_nearest_exact3d.vec",
+        "upsample_linear1d.vec",
         "upsample_bilinear2d.vec",
+        "upsample_trilinear3d.vec",
+        "upsample_bicubic2d.vec",
     ];
     let set_opt_dtype = [
         "prod",

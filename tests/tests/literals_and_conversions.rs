@@ -114,3 +114,72 @@ fn ndarray_mismatches_are_errors() {
     let scalar = ndarray::arr0(2.5f64);
     assert_eq!(Tensor::from(&scalar).dim(), 0);
 }
+
+// Operators that answer with a host value (`-> bool`, `-> Scalar` schemas); expected values are
+// PyTorch 2.15's (`torch.equal`, `torch.allclose`, `Tensor.item`, `torch.is_nonzero`).
+
+#[test]
+fn equal_compares_sizes_then_promoted_values() {
+    assert!(tensor![1, 2].equal(&tensor![1.0, 2.0]));
+    assert!(tensor![true].equal(&tensor![1]));
+    assert!(!tensor![1, 2].equal(&tensor![1]));
+    // No broadcasting: [2] and [1, 2] differ in size.
+    assert!(!tensor![1, 2].equal(&tensor![[1, 2]]));
+    let nan = tensor![f32::NAN];
+    assert!(!nan.equal(&nan), "NaN equals nothing, itself included");
+    assert!(tensor![-0.0].equal(&tensor![0.0]));
+    assert!(oxten::zeros(&[0, 3]).equal(&oxten::zeros(&[0, 3]).to_dtype(DType::I64)));
+    // A strided view against a copy.
+    let m = tensor![[1, 2], [3, 4]];
+    assert!(m.t().equal(&tensor![[1, 3], [2, 4]]));
+    // Gradients are not involved: inputs that require grad are fine.
+    let x = tensor![1.0, 2.0].requires_grad_(true);
+    assert!(oxten::equal(&x, &tensor![1.0, 2.0]));
+}
+
+#[test]
+fn allclose_is_isclose_over_the_broadcast_shapes() {
+    let a = tensor![1.0, 2.0];
+    assert!(a.allclose(&tensor![1.0, 2.000001]));
+    assert!(!a.allclose(&tensor![1.0, 2.1]));
+    assert!(a.allclose_with(&tensor![1.0, 2.1], oxten::options::AllcloseOpts { atol: 0.2, ..Default::default() }));
+    assert!(tensor![[1.0, 2.0]].allclose(&a));
+    let nan = tensor![f32::NAN];
+    assert!(!nan.allclose(&nan));
+    assert!(nan.allclose_with(&nan, oxten::options::AllcloseOpts { equal_nan: true, ..Default::default() }));
+    let e = a.try_allclose(&tensor![1, 2]).unwrap_err().to_string();
+    assert!(e.contains("allclose") && e.contains("Float did not match Long"), "{e}");
+    let e = a.try_allclose(&tensor![1.0, 2.0, 3.0]).unwrap_err().to_string();
+    assert!(e.contains("The size of tensor a (2) must match the size of tensor b (3)"), "{e}");
+}
+
+#[test]
+fn item_reads_one_element_as_a_scalar_of_its_kind() {
+    use oxten::Scalar;
+    assert_eq!(oxten::item(&tensor![[3]]), Scalar::Int(3));
+    // i64 values stay exact (not read through f64).
+    assert_eq!(oxten::item(&tensor![i64::MAX - 1]), Scalar::Int(i64::MAX - 1));
+    assert_eq!(oxten::item(&tensor![-7i8]), Scalar::Int(-7));
+    assert_eq!(oxten::item(&tensor![true]), Scalar::Bool(true));
+    assert_eq!(oxten::item(&tensor![2.5].to_dtype(DType::F16)), Scalar::Float(2.5));
+    assert_eq!(oxten::item(&tensor![0.1f32]), Scalar::Float(f64::from(0.1f32)));
+    let e = oxten::try_item(&oxten::zeros(&[0])).unwrap_err().to_string();
+    assert!(e.contains("item") && e.contains("a Tensor with 0 elements cannot be converted to Scalar"), "{e}");
+    let meta = oxten::zeros(&[1]).to_device(oxten::Device::Meta);
+    assert!(oxten::try_item(&meta).is_err());
+    assert!(oxten::try_equal(&meta, &meta).is_err());
+}
+
+#[test]
+fn is_nonzero_is_the_truth_of_one_element() {
+    assert!(tensor![[0.5]].is_nonzero());
+    assert!(!tensor![0].is_nonzero());
+    assert!(tensor![f32::NAN].is_nonzero(), "NaN is true, as in Python");
+    assert!(!tensor![false].is_nonzero());
+    let e = tensor![1.0, 2.0].try_is_nonzero().unwrap_err().to_string();
+    assert!(e.contains("Boolean value of Tensor with more than one value is ambiguous"), "{e}");
+    let e = oxten::zeros(&[0]).try_is_nonzero().unwrap_err().to_string();
+    assert!(e.contains("Boolean value of Tensor with no values is ambiguous"), "{e}");
+    assert!(tensor![1.0].is_same_size(&tensor![2]));
+    assert!(!tensor![1.0].is_same_size(&tensor![[2]]));
+}

@@ -381,3 +381,93 @@ fn unpool_bilinear_and_channel_shuffle_layers() -> oxten::Result<()> {
     );
     Ok(())
 }
+
+/// The dropout layers beyond `Dropout`. Values from PyTorch 2.15: `F.alpha_dropout` with p = 0.5
+/// maps dropped elements to -0.7791939305180315 and a kept 1.0 to 1.6655988251839635 (a kept 0.0
+/// to 0.7791939305180315).
+#[test]
+fn channel_and_alpha_dropout_layers() {
+    use oxten::nn::{AlphaDropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout};
+    let _turn = one_at_a_time();
+    let x = oxten::ones(&[1000]).to_dtype(oxten::DType::F64);
+    let y = AlphaDropout::new(0.5).forward(&x).unwrap().to_vec::<f64>().unwrap();
+    let (dropped, kept) = (-0.7791939305180315, 1.6655988251839635);
+    assert!(y.iter().all(|&v| (v - dropped).abs() < 1e-12 || (v - kept).abs() < 1e-12), "{:?}", &y[..4]);
+    assert!(y.iter().any(|&v| (v - dropped).abs() < 1e-12) && y.iter().any(|&v| (v - kept).abs() < 1e-12));
+
+    // Channel-wise: every element of a (sample, channel) plane is dropped or kept together.
+    let planes = |y: &Tensor, plane: usize| {
+        let v = y.to_vec::<f32>().unwrap();
+        v.chunks(plane).all(|c| c.iter().all(|&e| e == c[0]) && (c[0] == 0.0 || c[0] == 2.0))
+    };
+    let img = oxten::ones(&[8, 16, 3, 3]);
+    let y = Dropout2d::new(0.5).forward(&img).unwrap();
+    assert!(planes(&y, 9) && y.to_vec::<f32>().unwrap().contains(&0.0));
+    let seq = oxten::ones(&[16, 5]);
+    let y = Dropout1d::new(0.5).forward(&seq).unwrap();
+    assert_eq!(y.sizes(), [16, 5]);
+    assert!(planes(&y, 5));
+    let e = Dropout1d::new(0.5).forward(&img).unwrap_err().to_string();
+    assert!(e.contains("dropout1d: Expected 2D or 3D input, but received a 4D input"), "{e}");
+    let vol = oxten::ones(&[4, 2, 2, 2]);
+    let y = Dropout3d::new(0.5).forward(&vol).unwrap();
+    assert_eq!(y.sizes(), [4, 2, 2, 2]);
+    assert!(planes(&y, 8));
+    let y = FeatureAlphaDropout::new(0.5).forward(&img).unwrap().to_vec::<f32>().unwrap();
+    assert!(y.chunks(9).all(|c| c.iter().all(|&e| e == c[0])));
+
+    // Evaluation mode is the identity for all of them.
+    let mut layer = FeatureAlphaDropout::new(0.5);
+    layer.eval();
+    assert_eq!(layer.forward(&img).unwrap().to_vec::<f32>().unwrap(), vec![1.0; 8 * 16 * 9]);
+}
+
+/// `nn::interpolate` / `nn::Upsample` against PyTorch 2.15's `F.interpolate` (float64 values).
+#[test]
+fn interpolate_modes_match_pytorch() {
+    use oxten::nn::{interpolate, InterpolateMode as M, Resize, Upsample};
+    let close = |got: Tensor, want: &[f64]| {
+        let got = got.to_vec::<f64>().unwrap();
+        assert_eq!(got.len(), want.len());
+        assert!(got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-12), "{got:?} vs {want:?}");
+    };
+    let img = oxten::arange(16.0).to_dtype(DType::F64).view(&[1, 1, 4, 4]);
+    let bicubic = interpolate(&img, &Resize::Size(vec![3, 5]), M::Bicubic, Some(false)).unwrap();
+    close(
+        bicubic,
+        &[
+            0.443879629629633,
+            1.1153796296296334,
+            2.0046296296296333,
+            2.893879629629633,
+            3.5653796296296365,
+            5.939250000000002,
+            6.610749999999999,
+            7.5,
+            8.389249999999997,
+            9.060750000000006,
+            11.434620370370379,
+            12.106120370370368,
+            12.99537037037037,
+            13.884620370370367,
+            14.55612037037038,
+        ],
+    );
+    close(interpolate(&img, &Resize::Scale(vec![0.5]), M::Area, None).unwrap(), &[2.5, 4.5, 10.5, 12.5]);
+    let seq = oxten::arange(4.0).to_dtype(DType::F64).view(&[1, 1, 4]);
+    let up = Upsample::new(Resize::Size(vec![6]), M::Linear).align_corners(true);
+    close(up.forward(&seq).unwrap(), &[0.0, 0.6, 1.2, 1.7999999999999998, 2.4, 3.0]);
+    close(interpolate(&seq, &Resize::Size(vec![6]), M::NearestExact, None).unwrap(), &[0.0, 1.0, 1.0, 2.0, 3.0, 3.0]);
+    close(interpolate(&seq, &Resize::Size(vec![6]), M::Nearest, None).unwrap(), &[0.0, 0.0, 1.0, 2.0, 2.0, 3.0]);
+    let vol = oxten::arange(8.0).to_dtype(DType::F64).view(&[1, 1, 2, 2, 2]);
+    let tri = interpolate(&vol, &Resize::Scale(vec![1.5]), M::Trilinear, None).unwrap();
+    assert_eq!(tri.sizes(), [1, 1, 3, 3, 3]);
+    close(
+        tri.reshape(&[-1]).narrow(0, 0, 6),
+        &[0.0, 0.49999999999999994, 1.0, 0.9999999999999999, 1.4999999999999998, 1.9999999999999998],
+    );
+    let e = interpolate(&img, &Resize::Size(vec![3]), M::Nearest, Some(true)).unwrap_err().to_string();
+    assert!(e.contains("align_corners option can only be set with the interpolating modes"), "{e}");
+    let e = interpolate(&img, &Resize::Size(vec![3]), M::Linear, None).unwrap_err().to_string();
+    assert!(e.contains("Got 4D input, but linear mode needs 3D input"), "{e}");
+}

@@ -111,3 +111,19 @@ fn diagonal_and_unfold_are_views() -> Result<()> {
     assert_eq!(v.to_vec::<f32>()?, [7., 0., 7., 0., 0.]);
     Ok(())
 }
+
+/// `combinations` with more positions than elements has no rows (found by the schema fuzzer:
+/// `r = i64::MAX` overflowed a capacity computation); with replacement, such an `r` is an error.
+#[test]
+fn combinations_of_too_many_positions() {
+    let x = oxten::tensor![1.0, 2.0, 3.0];
+    let c = oxten::combinations(&x);
+    assert_eq!(c.sizes(), [3, 2]);
+    assert_eq!(c.to_vec::<f32>().unwrap(), [1.0, 2.0, 1.0, 3.0, 2.0, 3.0]);
+    let opts = |r, with_replacement| oxten::options::CombinationsOpts { r, with_replacement };
+    assert_eq!(oxten::combinations_with(&x, opts(i64::MAX, false)).sizes(), [0, i64::MAX]);
+    let e = oxten::try_combinations_with(&x, opts(i64::MAX, true)).unwrap_err().to_string();
+    assert!(e.contains("combinations") && e.contains("too many"), "{e}");
+    let w = oxten::combinations_with(&x, opts(2, true));
+    assert_eq!(w.to_vec::<f32>().unwrap(), [1.0, 1.0, 1.0, 2.0, 1.0, 3.0, 2.0, 2.0, 2.0, 3.0, 3.0, 3.0]);
+}

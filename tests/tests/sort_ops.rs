@@ -93,3 +93,31 @@ fn meta_tensors_get_shapes() -> Result<()> {
     assert_eq!((v.sizes()[..].to_vec(), v.device()), (vec![4, 7], Device::Meta));
     Ok(())
 }
+
+/// `unique_consecutive` and `unique_dim` on the cases PyTorch 2.15 answers specially (values from
+/// `torch.ops.aten`): 0-dim tensors have no slices, empty slices, and the inverse and counts
+/// that the dim forms always return.
+#[test]
+fn unique_over_runs_and_slices() {
+    let x = oxten::tensor![[1.0, 2.0], [1.0, 2.0], [0.0, 5.0]];
+    let (v, inv, counts) = oxten::unique_dim(&x, 0);
+    assert_eq!(v.to_vec::<f32>().unwrap(), [0.0, 5.0, 1.0, 2.0]);
+    assert_eq!((inv.to_vec::<i64>().unwrap(), counts.to_vec::<i64>().unwrap()), (vec![1, 1, 0], vec![1, 2]));
+    let (v, inv, counts) = oxten::unique_dim_consecutive(&x, 0);
+    assert_eq!(v.to_vec::<f32>().unwrap(), [1.0, 2.0, 0.0, 5.0]);
+    assert_eq!((inv.to_vec::<i64>().unwrap(), counts.to_vec::<i64>().unwrap()), (vec![0, 0, 1], vec![2, 1]));
+    // Columns: both differ, so both stay; the values are a view with the dim moved back.
+    let (v, _, counts) = oxten::unique_dim(&x, 1);
+    assert_eq!((v.sizes().to_vec(), counts.to_vec::<i64>().unwrap()), (vec![3, 2], vec![1, 1]));
+    let (v, inv, counts) = oxten::unique_consecutive(&oxten::tensor![1, 1, 2, 2, 1]);
+    assert_eq!(v.to_vec::<i64>().unwrap(), [1, 2, 1]);
+    assert_eq!((inv.numel(), counts.numel()), (0, 0), "not asked for");
+    let nan = oxten::tensor![f32::NAN, f32::NAN];
+    assert_eq!(oxten::unique_consecutive(&nan).0.numel(), 2, "NaN never equals NaN");
+    let e = oxten::try_unique_dim(&oxten::tensor![3.0].try_squeeze().unwrap(), -1).unwrap_err().to_string();
+    assert!(e.contains("Dimension specified as -1 but tensor has no dimensions"), "{e}");
+    let e = oxten::try_unique_dim(&oxten::zeros(&[3, 0]), 0).unwrap_err().to_string();
+    assert!(e.contains("There are 0 sized dimensions, and they aren't selected"), "{e}");
+    let (v, inv, counts) = oxten::unique_dim(&oxten::zeros(&[0, 3]), 0);
+    assert_eq!((v.sizes().to_vec(), inv.numel(), counts.numel()), (vec![0, 3], 0, 0));
+}

@@ -131,6 +131,11 @@ pub fn return_type(rets: &[Return]) -> Result<String, String> {
         match &r.ty {
             Type::Base(BaseTy::Tensor) => Ok("Tensor".into()),
             Type::List { elem, .. } if **elem == Type::Base(BaseTy::Tensor) => Ok("Vec<Tensor>".into()),
+            // Values computed from the data (`equal`, `allclose`, `item`): never differentiable.
+            Type::Base(BaseTy::Bool) => Ok("bool".into()),
+            Type::Base(BaseTy::Int | BaseTy::SymInt) => Ok("i64".into()),
+            Type::Base(BaseTy::Float) => Ok("f64".into()),
+            Type::Base(BaseTy::Scalar) => Ok("Scalar".into()),
             other => Err(format!("return type `{other}` has no Rust mapping yet")),
         }
     };
@@ -284,6 +289,19 @@ mod tests {
         assert_eq!(default_expr(&a).unwrap(), "1e-5");
         let a = Argument::parse("int[1]? dim=None").unwrap();
         assert_eq!(default_expr(&a).unwrap(), "None");
+    }
+
+    #[test]
+    fn host_value_returns() {
+        let ret = |s: &str| return_type(&[Return::parse(s).unwrap()]);
+        assert_eq!(ret("bool").unwrap(), "bool");
+        assert_eq!(ret("Scalar").unwrap(), "Scalar");
+        assert_eq!(ret("float").unwrap(), "f64");
+        assert_eq!(ret("int").unwrap(), "i64");
+        assert_eq!(ret("Tensor[]").unwrap(), "Vec<Tensor>");
+        // Still refused: there is no Rust mapping for these yet.
+        assert!(ret("Tensor?").unwrap_err().contains("no Rust mapping"));
+        assert!(ret("int[]").unwrap_err().contains("no Rust mapping"));
     }
 
     #[test]

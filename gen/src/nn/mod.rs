@@ -21,6 +21,7 @@ mod activation;
 mod attention;
 mod containers;
 mod conv;
+mod dropout;
 mod embedding;
 pub mod init;
 mod linear;
@@ -29,6 +30,7 @@ mod pool;
 mod rnn;
 mod sequential;
 mod transformer;
+mod upsample;
 
 pub use activation::{
     ChannelShuffle, Flatten, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, Identity, LeakyReLU, LogSigmoid, Mish,
@@ -38,6 +40,7 @@ pub use activation::{
 pub use attention::{MhaOpts, MultiheadAttention};
 pub use containers::{ModuleDict, ModuleList};
 pub use conv::{Conv1d, Conv2d, Conv3d, ConvNd, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, ConvTransposeNd};
+pub use dropout::{AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout};
 pub use embedding::{Embedding, EmbeddingBag, EmbeddingBagMode};
 pub use linear::{Bilinear, Linear};
 pub use norm::{
@@ -46,8 +49,8 @@ pub use norm::{
 };
 pub use pool::{
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveAvgPoolNd, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
-    AdaptiveMaxPool3d, AdaptiveMaxPoolNd, AvgPool1d, AvgPool2d, AvgPool3d, AvgPoolNd, Dropout, MaxPool1d, MaxPool2d,
-    MaxPool3d, MaxPoolNd, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, MaxUnpoolNd,
+    AdaptiveMaxPool3d, AdaptiveMaxPoolNd, AvgPool1d, AvgPool2d, AvgPool3d, AvgPoolNd, MaxPool1d, MaxPool2d, MaxPool3d,
+    MaxPoolNd, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, MaxUnpoolNd,
 };
 pub use rnn::{GRUCell, LSTMCell, Nonlinearity, RNNCell, RnnOptions, GRU, LSTM, RNN};
 pub use sequential::Sequential;
@@ -55,6 +58,7 @@ pub use transformer::{
     Activation, DecoderMasks, EncoderMasks, TransformerConfig, TransformerDecoder, TransformerDecoderLayer,
     TransformerEncoder, TransformerEncoderLayer,
 };
+pub use upsample::{interpolate, InterpolateMode, Resize, Upsample};
 
 use crate::{Result, Tensor};
 

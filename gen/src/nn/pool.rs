@@ -1,38 +1,8 @@
-//! Pooling and dropout layers: max, average and adaptive pooling over 1, 2 or 3 spatial
+//! Pooling layers: max, average and adaptive pooling over 1, 2 or 3 spatial
 //! dimensions (one generic layer each, over `N`), and max unpooling.
 
 use super::Module;
 use crate::{ops, Result, Tensor};
-
-/// `nn.Dropout`: in training, zeroes each element with probability `p` and scales the rest by
-/// `1/(1 − p)`; the identity in evaluation.
-#[derive(Clone, Copy, Debug)]
-pub struct Dropout {
-    /// Probability of zeroing an element in training mode.
-    pub p: f64,
-    training: bool,
-}
-
-impl Dropout {
-    /// Dropout with probability `p` (in training mode).
-    pub fn new(p: f64) -> Self {
-        Dropout { p, training: true }
-    }
-
-    /// Whether the layer is in training mode (drops elements).
-    pub fn training(&self) -> bool {
-        self.training
-    }
-}
-
-impl Module for Dropout {
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        crate::try_dropout(x, self.p, self.training)
-    }
-    fn set_training(&mut self, training: bool) {
-        self.training = training;
-    }
-}
 
 /// `nn.MaxPoolNd`: the largest element of each window; the stride defaults to the window.
 /// [`MaxPool1d`], [`MaxPool2d`] and [`MaxPool3d`] are its instances.

@@ -10,4 +10,5 @@ mod copy;
 pub(crate) use copy::copy_iter;
 #[cfg(feature = "cuda")]
 pub(crate) mod cuda;
+mod scalar_value;
 mod to;

@@ -26,9 +26,12 @@ mod einsum;
 pub(crate) mod engine;
 mod matmul;
 mod mm;
+mod multi_dot;
 mod norm_composites;
 mod products;
 mod structured;
+mod vander;
+mod vecdot;
 mod vector;
 
 use crate::iter::{copy_, get_overlap_status, has_internal_overlap, MemOverlap, MemOverlapStatus};

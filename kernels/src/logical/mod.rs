@@ -9,6 +9,7 @@
 #[cfg(feature = "cuda")]
 mod cuda;
 pub(crate) mod promote;
+mod tensor_equality;
 
 use crate::generated::decls::{
     LogicalNotCompositeExplicit, LogicalNotOutCpu, LogicalNotOutMeta, WhereScalarCompositeImplicit,

@@ -9,7 +9,7 @@ use crate::generated::decls::{
     NanToNumCompositeImplicit, NanToNumInplaceCompositeImplicit, RealCompositeImplicit, ResolveConjCompositeImplicit,
     ResolveNegCompositeImplicit, RsubCompositeImplicit, RsubScalarCompositeImplicit,
 };
-use crate::support::type_meta_name;
+use crate::iter::scalar_type_name;
 use crate::Composite;
 use oxten_runtime::dtype::DEFAULT_FLOAT;
 use oxten_runtime::{ops, DType, Error, Result, Scalar, Tensor};
@@ -104,8 +104,8 @@ impl IscloseCompositeImplicit for Composite {
         if self_.dtype() != other.dtype() {
             return Err(Error::runtime(format!(
                 "{} did not match {}",
-                type_meta_name(self_.dtype()),
-                type_meta_name(other.dtype())
+                scalar_type_name(self_.dtype()),
+                scalar_type_name(other.dtype())
             )));
         }
         if rtol < 0.0 {

@@ -1,12 +1,14 @@
 //! Dropout: `native_dropout` (the kernel with a mask output, whose backward is
-//! `native_dropout_backward`), and the composites `dropout`, `feature_dropout` and their
-//! in-place forms, whose gradients come from the `mul` they end with (as in PyTorch on CPU).
+//! `native_dropout_backward`), and the composites `dropout`, `feature_dropout`, `alpha_dropout`,
+//! `feature_alpha_dropout` and their in-place forms, whose gradients come from the `mul` (and
+//! `add`) they end with (as in PyTorch on CPU).
 
 use super::CHUNK;
 use crate::generated::decls::{
-    DropoutCompositeImplicit, DropoutInplaceCompositeImplicit, FeatureDropoutCompositeImplicit,
-    FeatureDropoutInplaceCompositeImplicit, NativeDropoutBackwardCompositeExplicit, NativeDropoutCpu,
-    NativeDropoutMeta,
+    AlphaDropoutCompositeImplicit, AlphaDropoutInplaceCompositeImplicit, DropoutCompositeImplicit,
+    DropoutInplaceCompositeImplicit, FeatureAlphaDropoutCompositeImplicit, FeatureAlphaDropoutInplaceCompositeImplicit,
+    FeatureDropoutCompositeImplicit, FeatureDropoutInplaceCompositeImplicit, NativeDropoutBackwardCompositeExplicit,
+    NativeDropoutCpu, NativeDropoutMeta,
 };
 use crate::iter::GRAIN_SIZE;
 #[cfg(target_arch = "x86_64")]
@@ -148,10 +150,25 @@ impl NativeDropoutBackwardCompositeExplicit for crate::Composite {
     }
 }
 
-/// PyTorch's `_dropout_impl` (CPU path) for `dropout`, `feature_dropout` and their in-place
-/// forms: zero each element (or each feature map, for feature dropout) with probability `p`
-/// and scale the rest by `1 / (1 - p)`, as `input * noise` so that autograd sees a `mul`.
-fn dropout_impl(input: &Tensor, p: f64, train: bool, feature: bool, inplace: bool) -> Result<Tensor> {
+/// Which of PyTorch's four dropout composites `dropout_impl` computes.
+#[derive(Clone, Copy)]
+struct Variant {
+    /// One draw per (sample, channel) instead of per element.
+    feature: bool,
+    /// SELU's alpha dropout: dropped elements go to `-alpha'` and an affine map restores the
+    /// mean and variance.
+    alpha: bool,
+}
+
+/// SELU's `-lambda * alpha` negated: the value alpha dropout moves dropped elements towards.
+const SELU_ALPHA_PRIME: f64 = 1.7580993408473766;
+
+/// PyTorch's `_dropout_impl` (CPU path) for the dropout composites and their in-place forms:
+/// zero each element (or each feature map) with probability `p` and scale the rest by
+/// `1 / (1 - p)`, as `input * noise` so that autograd sees a `mul`. Alpha dropout computes
+/// `input * (a * keep) + b` with `a = 1 / sqrt((alpha'^2 p + 1)(1 - p))` and
+/// `b = a * alpha' * (p - (1 - keep))`.
+fn dropout_impl(input: &Tensor, p: f64, train: bool, v: Variant, inplace: bool) -> Result<Tensor> {
     if !(0.0..=1.0).contains(&p) {
         return Err(Error::value(format!(
             "dropout probability has to be between 0 and 1, but got {}",
@@ -166,7 +183,7 @@ fn dropout_impl(input: &Tensor, p: f64, train: bool, feature: bool, inplace: boo
         let zero = ops::zeros::call(&[], Some(input.dtype()), None, Some(input.device()), None)?;
         return multiply(&zero);
     }
-    let noise = if feature {
+    let noise = if v.feature {
         if input.dim() < 2 {
             return Err(Error::value("Feature dropout requires at least 2 dimensions in the input"));
         }
@@ -179,31 +196,74 @@ fn dropout_impl(input: &Tensor, p: f64, train: bool, feature: bool, inplace: boo
         ops::empty_like::call(input, None, None, None, None, None)?
     };
     ops::bernoulli_float_::call(&noise, 1.0 - p, None)?;
-    ops::div_scalar_::call(&noise, Scalar::Float(1.0 - p))?;
-    multiply(&noise)
+    if !v.alpha {
+        ops::div_scalar_::call(&noise, Scalar::Float(1.0 - p))?;
+        return multiply(&noise);
+    }
+    let alpha = SELU_ALPHA_PRIME;
+    let a = 1.0 / ((alpha * alpha * p + 1.0) * (1.0 - p)).sqrt();
+    let b = ops::add_scalar::call(&noise, Scalar::Int(-1), Scalar::Int(1))?;
+    ops::mul_scalar_::call(&b, Scalar::Float(alpha * a))?;
+    ops::add_scalar_::call(&b, Scalar::Float(alpha * a * p), Scalar::Int(1))?;
+    ops::mul_scalar_::call(&noise, Scalar::Float(a))?;
+    let scaled = multiply(&noise)?;
+    if inplace {
+        ops::add_::call(&scaled, &b, Scalar::Int(1))
+    } else {
+        ops::add::call(&scaled, &b, Scalar::Int(1))
+    }
 }
+
+const PLAIN: Variant = Variant { feature: false, alpha: false };
+const FEATURE: Variant = Variant { feature: true, alpha: false };
+const ALPHA: Variant = Variant { feature: false, alpha: true };
+const FEATURE_ALPHA: Variant = Variant { feature: true, alpha: true };
 
 impl DropoutCompositeImplicit for crate::Composite {
     fn dropout(input: &Tensor, p: f64, train: bool) -> Result<Tensor> {
-        dropout_impl(input, p, train, false, false)
+        dropout_impl(input, p, train, PLAIN, false)
     }
 }
 
 impl DropoutInplaceCompositeImplicit for crate::Composite {
     fn dropout_(self_: &Tensor, p: f64, train: bool) -> Result<Tensor> {
-        dropout_impl(self_, p, train, false, true)
+        dropout_impl(self_, p, train, PLAIN, true)
     }
 }
 
 impl FeatureDropoutCompositeImplicit for crate::Composite {
     fn feature_dropout(input: &Tensor, p: f64, train: bool) -> Result<Tensor> {
-        dropout_impl(input, p, train, true, false)
+        dropout_impl(input, p, train, FEATURE, false)
     }
 }
 
 impl FeatureDropoutInplaceCompositeImplicit for crate::Composite {
     fn feature_dropout_(self_: &Tensor, p: f64, train: bool) -> Result<Tensor> {
-        dropout_impl(self_, p, train, true, true)
+        dropout_impl(self_, p, train, FEATURE, true)
+    }
+}
+
+impl AlphaDropoutCompositeImplicit for crate::Composite {
+    fn alpha_dropout(input: &Tensor, p: f64, train: bool) -> Result<Tensor> {
+        dropout_impl(input, p, train, ALPHA, false)
+    }
+}
+
+impl AlphaDropoutInplaceCompositeImplicit for crate::Composite {
+    fn alpha_dropout_(self_: &Tensor, p: f64, train: bool) -> Result<Tensor> {
+        dropout_impl(self_, p, train, ALPHA, true)
+    }
+}
+
+impl FeatureAlphaDropoutCompositeImplicit for crate::Composite {
+    fn feature_alpha_dropout(input: &Tensor, p: f64, train: bool) -> Result<Tensor> {
+        dropout_impl(input, p, train, FEATURE_ALPHA, false)
+    }
+}
+
+impl FeatureAlphaDropoutInplaceCompositeImplicit for crate::Composite {
+    fn feature_alpha_dropout_(self_: &Tensor, p: f64, train: bool) -> Result<Tensor> {
+        dropout_impl(self_, p, train, FEATURE_ALPHA, true)
     }
 }
 

@@ -10,6 +10,7 @@
 // The reductions beyond sum and mean, one file per operator group.
 mod allany;
 mod aminmax;
+mod covariance;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod extrema;

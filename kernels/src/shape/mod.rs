@@ -5,6 +5,7 @@
 mod aliases;
 pub(crate) mod cat;
 mod channel_shuffle;
+mod combinations;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod meshgrid;
