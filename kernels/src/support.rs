@@ -62,11 +62,13 @@ pub fn format_g(v: f64) -> String {
     }
 }
 
-/// The value of a one-element tensor as a Scalar of its category (`Tensor::item`).
+/// The value of a one-element tensor as a Scalar of its category (`Tensor::item`, the
+/// `_local_scalar_dense` kernel): integers read as i64 (exact), floating values as f64, bools as
+/// bools; a device tensor's element is copied to the host.
 pub fn item_scalar(t: &Tensor) -> Result<Scalar> {
     use crate::iter::to_dtype;
     if t.numel() != 1 {
-        return Err(Error::value(format!("a Tensor with {} elements cannot be converted to Scalar", t.numel())));
+        return Err(Error::runtime(format!("a Tensor with {} elements cannot be converted to Scalar", t.numel())));
     }
     Ok(match t.dtype() {
         DType::Bool => Scalar::Bool(to_dtype(t, DType::Bool)?.to_vec::<bool>()?[0]),

@@ -360,6 +360,9 @@ fn unpool_bilinear_and_channel_shuffle_layers() -> oxten::Result<()> {
     let i1 = Tensor::from_vec(vec![1i64, 3, 5], &[1, 1, 3])?;
     let u1 = MaxUnpool1d::new(2).forward_with(&y1, &i1, None)?;
     assert_eq!(u1.to_vec::<f32>()?, [0.0, 1.0, 0.0, 3.0, 0.0, 5.0]);
+    // A stride whose output size does not fit in i64 is an error, not an overflow.
+    let e = MaxUnpool1d::new(2).stride(i64::MAX).forward_with(&y1, &i1, None).unwrap_err();
+    assert!(e.to_string().contains("MaxUnpool1d: the output size overflows int64"), "{e}");
 
     let mut bl = Bilinear::new(2, 3, 2, true);
     bl.weight = Tensor::from_vec((0..12).map(|v| v as f32).collect::<Vec<_>>(), &[2, 2, 3])?;

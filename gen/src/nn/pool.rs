@@ -245,9 +245,14 @@ impl<const N: usize> MaxUnpoolNd<N> {
             )));
         }
         let spatial = &s[s.len() - N..];
+        let too_large = || crate::Error::value(format!("MaxUnpool{N}d: the output size overflows int64"));
         let mut default = [0; N];
         for d in 0..N {
-            default[d] = (spatial[d] - 1) * self.stride[d] + self.kernel_size[d] - 2 * self.padding[d];
+            default[d] = (spatial[d] - 1)
+                .checked_mul(self.stride[d])
+                .and_then(|v| v.checked_add(self.kernel_size[d]))
+                .and_then(|v| v.checked_sub(self.padding[d].checked_mul(2)?))
+                .ok_or_else(too_large)?;
         }
         let Some(given) = output_size else { return Ok(default) };
         let given = if given.len() == N + 2 { &given[2..] } else { given };
@@ -260,7 +265,8 @@ impl<const N: usize> MaxUnpoolNd<N> {
         }
         let mut out = [0; N];
         for d in 0..N {
-            let (lo, hi) = (default[d] - self.stride[d], default[d] + self.stride[d]);
+            let lo = default[d].checked_sub(self.stride[d]).ok_or_else(too_large)?;
+            let hi = default[d].checked_add(self.stride[d]).ok_or_else(too_large)?;
             if given[d] < lo || given[d] > hi {
                 return Err(crate::Error::value(format!(
                     "invalid output_size \"{given:?}\" (dim {d} must be between {lo} and {hi})"
