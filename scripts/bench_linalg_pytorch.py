@@ -54,6 +54,16 @@ def main():
     out["linalg/mm_xwt_float32/64x784x256"] = median_time(lambda: torch.mm(x, w.t()))
     a, b = rand_tensor((32, 128, 128), torch.float32, 0), rand_tensor((32, 128, 128), torch.float32, 1)
     out["linalg/bmm_float32/32x128x128"] = median_time(lambda: torch.bmm(a, b))
+    def dominant(shape, salt):
+        return rand_tensor(shape, torch.float32, salt) + shape[-1] * torch.eye(shape[-1])
+
+    a, b = dominant((256, 256), 0), rand_tensor((256, 16), torch.float32, 1)
+    out["linalg/solve_float32/256x16"] = median_time(lambda: torch.linalg.solve(a, b))
+    out["linalg/inv_float32/256"] = median_time(lambda: torch.linalg.inv(a))
+    spd = a @ a.T
+    out["linalg/cholesky_float32/256"] = median_time(lambda: torch.linalg.cholesky(spd))
+    small = dominant((4096, 4, 4), 2)
+    out["linalg/inv_float32/4096x4x4"] = median_time(lambda: torch.linalg.inv(small))
     print(f"# torch {torch.__version__}, threads {torch.get_num_threads()}")
     for k, v in out.items():
         print(f"{k} {v:.9e}")

@@ -874,6 +874,11 @@ def aten_route(info, args, kwargs, bases):
             kwargs = {**kwargs, "mode": "bilinear", "align_corners": True}
         base, call = interpolate_call(args, kwargs)
         return (base, None, None) if call is None else (call, {}, [base])
+    if info.name == "lu":
+        # `torch.lu(A, pivot, get_infos)` is aten's `_lu_with_info(A, pivot, check_errors=not get_infos)`.
+        args, kwargs = list(args), dict(kwargs)
+        get_infos = args.pop(2) if len(args) > 2 else kwargs.pop("get_infos", False)
+        return args, {**kwargs, "check_errors": not get_infos}, ["_lu_with_info"]
     if info.name == "unique":
         # `torch.unique` is aten's `_unique2`, or `unique_dim` when given a dimension.
         kwargs = dict(kwargs)

@@ -3,7 +3,8 @@
 //! (256², 1024², 2048²), a linear layer's `x @ w.t()` in f32 and bf16 (a column-major operand,
 //! read in place), the first
 //! layer of issue 3's MLP (`x @ w.t()` for a batch of 64, 784 -> 256), and a batched `bmm` of 32
-//! products of 128².
+//! products of 128²; and the factorizations: `linalg.solve` (a 256² system, 16 right-hand
+//! sides), `linalg.inv` (256², and a batch of 4096 4×4), `linalg.cholesky` (256²).
 //!
 //! Run: `cargo bench -p oxten --bench linalg`, then `python3 scripts/bench_linalg_pytorch.py`.
 
@@ -56,5 +57,25 @@ fn products(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, products);
+/// A well-conditioned `[.., n, n]` f32 matrix: the deterministic fill plus `n` on the diagonal.
+fn dominant(shape: &[i64], salt: i64) -> Tensor {
+    let n = shape[shape.len() - 1];
+    rand_tensor(shape, DType::F32, salt).try_add(&oxten::eye(n).try_mul_scalar(n as f64).unwrap()).unwrap()
+}
+
+fn factorizations(c: &mut Criterion) {
+    let mut g = c.benchmark_group("linalg");
+    g.sample_size(20);
+    let a = dominant(&[256, 256], 0);
+    let b = rand_tensor(&[256, 16], DType::F32, 1);
+    g.bench_function("solve_float32/256x16", |bench| bench.iter(|| black_box(oxten::linalg_solve(&a, &b))));
+    g.bench_function("inv_float32/256", |bench| bench.iter(|| black_box(oxten::linalg_inv(&a))));
+    let spd = a.matmul(&a.t());
+    g.bench_function("cholesky_float32/256", |bench| bench.iter(|| black_box(oxten::linalg_cholesky(&spd))));
+    let small = dominant(&[4096, 4, 4], 2);
+    g.bench_function("inv_float32/4096x4x4", |bench| bench.iter(|| black_box(oxten::linalg_inv(&small))));
+    g.finish();
+}
+
+criterion_group!(benches, products, factorizations);
 criterion_main!(benches);

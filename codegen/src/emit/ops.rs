@@ -259,7 +259,7 @@ fn emit_op_module(sig: &OpSig, cfg: &OpsConfig) -> String {
     let push: Vec<String> = sig.args.iter().map(|a| format!("{}.into_ivalue()", a.ident)).collect();
     let _ = writeln!(
         s,
-        "let result = match OP.resolve(keys) {{\n Ok(Resolved::Unboxed(f)) => f({}),\n Ok(Resolved::Boxed(boxed, _)) => {{ let mut stack: Stack = vec![{}]; boxed.call(&OP, &mut stack).and_then(|()| pop_returns(&mut stack, {})) }}\n Err(e) => Err(e),\n}};",
+        "// `outcome`, not `result`: an out= argument may be named `result` (`linalg_solve_ex.out`).\nlet outcome = match OP.resolve(keys) {{\n Ok(Resolved::Unboxed(f)) => f({}),\n Ok(Resolved::Boxed(boxed, _)) => {{ let mut stack: Stack = vec![{}]; boxed.call(&OP, &mut stack).and_then(|()| pop_returns(&mut stack, {})) }}\n Err(e) => Err(e),\n}};",
         sig.arg_idents(),
         push.join(", "),
         sig.nret
@@ -268,7 +268,7 @@ fn emit_op_module(sig: &OpSig, cfg: &OpsConfig) -> String {
     let written: Vec<&RustArg> =
         sig.args.iter().filter(|a| a.is_write && matches!(a.tensor_kind(), TensorArg::One | TensorArg::List)).collect();
     if !written.is_empty() && matches!(sig.kind(), SchemaKind::Inplace | SchemaKind::Out | SchemaKind::Mutable) {
-        s.push_str("if result.is_ok() {\n");
+        s.push_str("if outcome.is_ok() {\n");
         for a in written {
             if matches!(a.tensor_kind(), TensorArg::List) {
                 // `_foreach_*_` ops write every tensor of the list.
@@ -279,7 +279,7 @@ fn emit_op_module(sig: &OpSig, cfg: &OpsConfig) -> String {
         }
         s.push_str("}\n");
     }
-    s.push_str("result.map_err(|e| e.in_op(NAME))\n}\n");
+    s.push_str("outcome.map_err(|e| e.in_op(NAME))\n}\n");
     s.push_str(&emit_boxed_entry(sig));
     s.push_str("}\n");
     s

@@ -14,21 +14,30 @@
 //! Files: `mm.rs` (`mm`, `addmm`), `bmm.rs`, `vector.rs` (`dot`, `mv`), `matmul.rs` (`matmul`,
 //! `linear`), `engine.rs` (typed product kernels and batching), `bf16_gemm/`, `dot_rows.rs`
 //! (small f32 products with a narrow side, as dot products of contiguous rows).
+//!
+//! Factorizations and solves: `factor/` (the CPU kernels of LU, Cholesky and triangular solves),
+//! `lu_composites.rs`, `solve.rs` (solves, inverses, matrix powers), `determinant.rs`,
+//! `cholesky_composites.rs`.
 
 pub(crate) mod bf16_gemm;
 mod bilinear;
 mod bmm;
+mod cholesky_composites;
 mod contractions;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+mod determinant;
 mod dot_rows;
 mod einsum;
 pub(crate) mod engine;
+mod factor;
+mod lu_composites;
 mod matmul;
 mod mm;
 mod multi_dot;
 mod norm_composites;
 mod products;
+mod solve;
 mod structured;
 mod vander;
 mod vecdot;

@@ -1,9 +1,11 @@
 //! Cases for the matrix-product entries: `bmm`, `addmm` (with its scalars, a broadcast bias and
-//! the in-place variant), `dot` and `mv`, on contiguous and transposed operands.
+//! the in-place variant), `dot` and `mv`, on contiguous and transposed operands; the LU and
+//! Cholesky factorizations and the triangular solves, on matrices built to be well conditioned
+//! (a dominant diagonal, `X Xᵀ + 3 I`) inside the checked function.
 
 use super::{case, fresh, Case, Rng};
 use oxten::options::*;
-use oxten::{Scalar, Tensor};
+use oxten::{ops, Scalar, Tensor};
 
 /// The transpose of the last two dims of a leaf of shape `[b, cols, rows]`: a non-contiguous
 /// `[b, rows, cols]` operand.
@@ -55,5 +57,64 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("_unsafe_view", "", vec![r.any(&[2, 6])], |x| {
             oxten::try__unsafe_view(&x[0].try_mul_scalar(2.0)?, &[3, 2, 2])
         }),
+        // ---- factorizations and triangular solves ----
+        case("linalg_lu_factor_ex", "square", vec![r.any(&[3, 3])], |x| lu(&x[0])),
+        case("linalg_lu_factor_ex", "wide, batched", vec![r.any(&[2, 3, 5])], |x| lu(&x[0])),
+        case("linalg_lu_factor_ex", "tall", vec![r.any(&[5, 3])], |x| lu(&x[0])),
+        case("linalg_lu_factor_ex", "transposed", vec![r.transposed(&[4, 4])], |x| lu(&x[0])),
+        case("linalg_solve_triangular", "lower, left", vec![r.any(&[3, 3]), r.any(&[3, 2])], |x| {
+            ops::linalg_solve_triangular::call(&dominant(&x[0])?, &x[1], false, true, false)
+        }),
+        case("linalg_solve_triangular", "upper, right, unit diagonal", vec![r.any(&[3, 3]), r.any(&[2, 3])], |x| {
+            ops::linalg_solve_triangular::call(&x[0], &x[1], true, false, true)
+        }),
+        case(
+            "linalg_solve_triangular",
+            "upper, left, broadcast batches",
+            vec![r.any(&[2, 1, 3, 3]), r.any(&[4, 3, 2])],
+            |x| ops::linalg_solve_triangular::call(&dominant(&x[0])?, &x[1], true, true, false),
+        ),
+        case("linalg_cholesky_ex", "lower", vec![r.any(&[3, 3])], |x| {
+            Ok(ops::linalg_cholesky_ex::call(&spd(&x[0])?, false, false)?.0)
+        }),
+        case("linalg_cholesky_ex", "upper, batched", vec![r.any(&[2, 3, 3])], |x| {
+            Ok(ops::linalg_cholesky_ex::call(&spd(&x[0])?, true, false)?.0)
+        }),
+        case("cholesky_solve", "lower factor", vec![r.any(&[3, 2]), r.any(&[3, 3])], |x| {
+            ops::cholesky_solve::call(&x[0], &factor(&x[1], false)?, false)
+        }),
+        case("cholesky_solve", "upper factor, broadcast batches", vec![r.any(&[2, 3, 2]), r.any(&[3, 3])], |x| {
+            ops::cholesky_solve::call(&x[0], &factor(&x[1], true)?, true)
+        }),
+        case("cholesky_inverse", "lower factor", vec![r.any(&[3, 3])], |x| {
+            ops::cholesky_inverse::call(&factor(&x[0], false)?, false)
+        }),
+        case("cholesky_inverse", "upper factor", vec![r.any(&[2, 3, 3])], |x| {
+            ops::cholesky_inverse::call(&factor(&x[0], true)?, true)
+        }),
     ]
+}
+
+/// The packed LU factors of `a`.
+fn lu(a: &Tensor) -> oxten::Result<Tensor> {
+    Ok(ops::linalg_lu_factor_ex::call(a, true, false)?.0)
+}
+
+/// `a + 4 I`: a triangle of it is far from singular.
+fn dominant(a: &Tensor) -> oxten::Result<Tensor> {
+    let n = a.size(-1)?;
+    a.try_add(&oxten::try_eye(n)?.try_mul_scalar(4.0)?.try_to_dtype(a.dtype())?)
+}
+
+/// `a aᵀ + 3 I`: symmetric positive-definite.
+fn spd(a: &Tensor) -> oxten::Result<Tensor> {
+    let n = a.size(-1)?;
+    a.try_matmul(&a.try_transpose(-2, -1)?)?.try_add(&oxten::try_eye(n)?.try_mul_scalar(3.0)?.try_to_dtype(a.dtype())?)
+}
+
+/// A Cholesky factor made of `a`'s lower (or upper) triangle with a dominant diagonal: the
+/// factors' gradients are over the whole matrix, so the leaf's other triangle must not be read.
+fn factor(a: &Tensor, upper: bool) -> oxten::Result<Tensor> {
+    let t = if upper { a.try_triu()? } else { a.try_tril()? };
+    dominant(&t)
 }

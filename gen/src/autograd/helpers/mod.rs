@@ -19,6 +19,8 @@ mod norm;
 pub use norm::*;
 mod linalg;
 pub use linalg::*;
+mod factorizations;
+pub use factorizations::*;
 mod conv;
 pub use conv::*;
 mod reduce;
