@@ -207,3 +207,16 @@ fn bad_input_is_an_error_naming_the_operator() {
     ))
     .contains("prod(self.shape[ind:]) == prod(self.shape[:ind])"));
 }
+
+#[test]
+fn batches_too_large_for_memory_are_errors() {
+    use oxten::{Device, MemoryFormat};
+    let empty = |s: &[i64]| Tensor::empty(s, DType::F32, Device::Cpu, MemoryFormat::Contiguous).unwrap();
+    // 2^40 empty matrices: `info` alone would need 4 TiB.
+    let many = empty(&[1 << 40, 0, 0]);
+    assert!(err(oxten::try_linalg_lu_factor_ex(&many)).contains("out of memory"));
+    assert!(err(oxten::try_linalg_cholesky_ex(&many)).contains("out of memory"));
+    // No matrices at all, each of 2^32 x 2^32 (whose element count wraps in 64 bits).
+    let (l, info) = oxten::try_linalg_cholesky_ex(&empty(&[0, 1 << 32, 1 << 32])).unwrap();
+    assert_eq!((l.sizes().to_vec(), info.sizes().to_vec()), (vec![0, 1 << 32, 1 << 32], vec![0]));
+}

@@ -132,7 +132,7 @@ impl LuUnpackCompositeImplicit for Composite {
             // `P` has a one at (perm[i], i): `Pᵀ A` takes row perm[i] of `A` as its row i.
             let (perm, count) = permutations(OP, pivots, m)?;
             let mu = m as usize;
-            let mut ones = vec![0f64; count * mu * mu];
+            let mut ones = super::factor::zeros_vec::<f64>(count, mu.saturating_mul(mu))?;
             for (b, rows) in perm.chunks(mu.max(1)).enumerate().take(count) {
                 for (i, &r) in rows.iter().enumerate() {
                     ones[b * mu * mu + r as usize * mu + i] = 1.0;

@@ -2,7 +2,7 @@
 //! time in the right-looking order: pick the largest magnitude in the column (the first of
 //! equals, as `idamax`), swap it up, scale the column below it and update the trailing rows.
 
-use super::{broadcast_matrices, check_floating, check_info, check_is_matrix, matrix_dims, with_field, Field};
+use super::{broadcast_matrices, check_floating, check_info, matrix_dims, with_field, zeros_vec, Field};
 use crate::generated::decls::LinalgLuFactorExCpu;
 use crate::Cpu;
 use oxten_runtime::{Error, Result, Tensor};
@@ -155,9 +155,10 @@ fn lu_typed<T: Field>(a: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
     let (mut data, count) = broadcast_matrices::<T>(a, &batch)?;
     let (mu, nu) = (m as usize, n as usize);
     let k = mu.min(nu);
-    let mut pivots = vec![0i32; count * k];
-    let mut info = vec![0i32; count];
-    if mu * nu > 0 {
+    let mut pivots = zeros_vec::<i32>(count, k)?;
+    let mut info = zeros_vec::<i32>(count, 1)?;
+    // An empty batch or empty matrices (whose `m * n` may wrap): nothing to factor.
+    if !data.is_empty() {
         for ((matrix, piv), inf) in data.chunks_exact_mut(mu * nu).zip(pivots.chunks_exact_mut(k)).zip(&mut info) {
             *inf = factor(matrix, mu, nu, piv);
         }
@@ -176,7 +177,6 @@ impl LinalgLuFactorExCpu for Cpu {
                 a.sizes()
             )));
         }
-        check_is_matrix(OP, "A", a)?;
         check_floating(OP, a)?;
         if !pivot {
             return Err(Error::runtime("linalg.lu_factor: LU without pivoting is not implemented on the CPU"));

@@ -157,6 +157,15 @@ pub(crate) fn check_info(info: &Tensor, api: &str, message: impl Fn(i32) -> Stri
     Ok(())
 }
 
+/// `len` zeros (`len = a * b`, checked), allocated fallibly: a batch too large for memory is an
+/// error, not an abort.
+pub(crate) fn zeros_vec<T: Clone + Default>(a: usize, b: usize) -> Result<Vec<T>> {
+    let len = a.checked_mul(b).ok_or_else(|| Error::runtime("the result has more elements than fit in memory"))?;
+    let mut v = oxten_runtime::error::try_vec_with_capacity(len)?;
+    v.resize(len, T::default());
+    Ok(v)
+}
+
 /// The elements of `t` broadcast to the batch shape `batch` (its own matrix dimensions kept), in
 /// row-major order, and the number of matrices.
 fn broadcast_matrices<T: Element>(t: &Tensor, batch: &[i64]) -> Result<(Vec<T>, usize)> {

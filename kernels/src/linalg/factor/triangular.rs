@@ -96,7 +96,7 @@ fn solve_typed<T: Field>(a: &Tensor, b: &Tensor, upper: bool, unit: bool) -> Res
     let (nu, ku) = (n as usize, k as usize);
     let (a_data, count) = broadcast_matrices::<T>(a, &batch)?;
     let (mut x, _) = broadcast_matrices::<T>(b, &batch)?;
-    if nu * ku > 0 {
+    if !x.is_empty() {
         for (am, xm) in a_data.chunks_exact(nu * nu).zip(x.chunks_exact_mut(nu * ku)).take(count) {
             solve_left(am, xm, nu, ku, upper, unit);
         }
