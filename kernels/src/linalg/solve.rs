@@ -2,7 +2,9 @@
 //! `linalg_inv_ex`, `linalg_inv`, `inverse`, `matrix_power` (`linalg_matrix_power`; negative
 //! powers invert), `linalg_tensorinv` and `linalg_tensorsolve`.
 
-use super::factor::{check_floating, check_info, check_is_matrix, check_same_dtype, check_square, matrix_dims};
+use super::factor::{
+    check_equation_shapes, check_floating, check_info, check_is_matrix, check_same_dtype, check_square, matrix_dims,
+};
 use crate::generated::decls::{
     InverseCompositeImplicit, LinalgInvCompositeImplicit, LinalgInvExCompositeImplicit,
     LinalgMatrixPowerCompositeImplicit, LinalgSolveCompositeImplicit, LinalgSolveExCompositeImplicit,
@@ -35,14 +37,7 @@ impl LinalgSolveExCompositeImplicit for Composite {
         }
         let b2 = if vector { ops::unsqueeze::call(b, -1)? } else { b.clone() };
         check_is_matrix(OP, "B", &b2)?;
-        let (n, _) = matrix_dims(a);
-        let (rows, cols) = matrix_dims(&b2);
-        if (left && rows != n) || (!left && cols != n) {
-            let eq = if left { "AX = B" } else { "XA = B" };
-            return Err(Error::runtime(format!(
-                "{OP}: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and {rows}x{cols})"
-            )));
-        }
+        check_equation_shapes(OP, a, &b2, left)?;
         let (lu, pivots, info) = ops::linalg_lu_factor_ex::call(a, true, false)?;
         if check_errors {
             check_info(&info, "torch.linalg.solve_ex", |_| SINGULAR.to_string())?;

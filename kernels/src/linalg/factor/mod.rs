@@ -133,6 +133,20 @@ pub(crate) fn check_same_dtype(op: &str, (a_name, a): (&str, &Tensor), (b_name, 
     Ok(())
 }
 
+/// PyTorch's `checkInputsSolver` shape check: `B`'s rows (`left`: `A X = B`) or columns
+/// (`X A = B`) match the square `A`'s size.
+pub(crate) fn check_equation_shapes(op: &str, a: &Tensor, b: &Tensor, left: bool) -> Result<()> {
+    let (n, _) = matrix_dims(a);
+    let (rows, cols) = matrix_dims(b);
+    if (left && rows != n) || (!left && cols != n) {
+        let eq = if left { "AX = B" } else { "XA = B" };
+        return Err(Error::runtime(format!(
+            "{op}: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and {rows}x{cols})"
+        )));
+    }
+    Ok(())
+}
+
 /// The rows and columns of a batch of matrices.
 pub(crate) fn matrix_dims(t: &Tensor) -> (i64, i64) {
     let s = t.sizes();

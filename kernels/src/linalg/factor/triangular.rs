@@ -2,13 +2,13 @@
 //! of) triangular `A`. A right solve is the left solve of the transposed system `Aᵀ Xᵀ = Bᵀ`.
 
 use super::{
-    batch_dims, broadcast_matrices, check_floating, check_is_matrix, check_same_dtype, check_square, dot, matrix_dims,
-    with_field, Field,
+    batch_dims, broadcast_matrices, check_equation_shapes, check_floating, check_is_matrix, check_same_dtype,
+    check_square, dot, matrix_dims, with_field, Field,
 };
 use crate::generated::decls::LinalgSolveTriangularCpu;
 use crate::iter::infer_size;
 use crate::Cpu;
-use oxten_runtime::{Error, Result, Tensor};
+use oxten_runtime::{Result, Tensor};
 
 /// Overwrites the row-major `n x k` matrix `x` (holding `B`) with `A⁻¹ B` for the row-major
 /// `n x n` triangular `a`, reading only its `upper` or lower triangle (not its diagonal when
@@ -114,14 +114,7 @@ impl LinalgSolveTriangularCpu for Cpu {
         check_square(OP, "A", a)?;
         check_floating(OP, a)?;
         check_same_dtype(OP, ("A", a), ("B", b))?;
-        let (n, _) = matrix_dims(a);
-        let (rows, cols) = matrix_dims(b);
-        if (left && rows != n) || (!left && cols != n) {
-            let eq = if left { "AX = B" } else { "XA = B" };
-            return Err(Error::runtime(format!(
-                "{OP}: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and {rows}x{cols})"
-            )));
-        }
+        check_equation_shapes(OP, a, b, left)?;
         if left {
             return with_field!(a.dtype(), T => solve_typed::<T>(a, b, upper, unit));
         }
