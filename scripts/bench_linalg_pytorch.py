@@ -64,6 +64,13 @@ def main():
     out["linalg/cholesky_float32/256"] = median_time(lambda: torch.linalg.cholesky(spd))
     small = dominant((4096, 4, 4), 2)
     out["linalg/inv_float32/4096x4x4"] = median_time(lambda: torch.linalg.inv(small))
+    a = rand_tensor((128, 128), torch.float32, 3)
+    out["linalg/qr_float32/128"] = median_time(lambda: torch.linalg.qr(a))
+    sym = a + a.T
+    out["linalg/eigh_float32/128"] = median_time(lambda: torch.linalg.eigh(sym))
+    out["linalg/svd_float32/128"] = median_time(lambda: torch.linalg.svd(a))
+    small = rand_tensor((1024, 4, 4), torch.float32, 4)
+    out["linalg/svdvals_float32/1024x4x4"] = median_time(lambda: torch.linalg.svdvals(small))
     print(f"# torch {torch.__version__}, threads {torch.get_num_threads()}")
     for k, v in out.items():
         print(f"{k} {v:.9e}")

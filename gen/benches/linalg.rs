@@ -77,5 +77,18 @@ fn factorizations(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, products, factorizations);
+fn decompositions(c: &mut Criterion) {
+    let mut g = c.benchmark_group("linalg");
+    g.sample_size(10);
+    let a = rand_tensor(&[128, 128], DType::F32, 3);
+    g.bench_function("qr_float32/128", |bench| bench.iter(|| black_box(oxten::linalg_qr(&a))));
+    let sym = a.try_add(&a.t()).unwrap();
+    g.bench_function("eigh_float32/128", |bench| bench.iter(|| black_box(oxten::linalg_eigh(&sym))));
+    g.bench_function("svd_float32/128", |bench| bench.iter(|| black_box(oxten::linalg_svd(&a))));
+    let small = rand_tensor(&[1024, 4, 4], DType::F32, 4);
+    g.bench_function("svdvals_float32/1024x4x4", |bench| bench.iter(|| black_box(oxten::linalg_svdvals(&small))));
+    g.finish();
+}
+
+criterion_group!(benches, products, factorizations, decompositions);
 criterion_main!(benches);

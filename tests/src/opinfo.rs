@@ -10,7 +10,7 @@
 //! are listed, each with its reason, in `tests/golden/opinfo/skips.txt`.
 
 use oxten::dispatch::{ArgInfo, IValue, OpInfo, Stack};
-use oxten::{DType, Device, Layout, MemoryFormat, Scalar, Tensor};
+use oxten::{ops, DType, Device, Layout, MemoryFormat, Scalar, Tensor};
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -270,6 +270,33 @@ fn take_panic(p: Box<dyn std::any::Any + Send>) -> String {
 }
 
 /// The returns of a boxed call, flattened as the recorder flattens PyTorch's.
+/// The decompositions' vectors are unique only up to sign: `scripts/opinfo_golden.py` records
+/// (and differentiates) their magnitudes, and the first `k = min(m, n)` singular vectors only
+/// (the others are any orthonormal completion); the same is taken of oxten's.
+fn gauge_fixed(schema: &str, got: Vec<IValue>) -> Result<Vec<IValue>, String> {
+    let base = schema.split('.').next().unwrap_or(schema);
+    let tensor = |v: &IValue| match v {
+        IValue::Tensor(t) => Ok(t.clone()),
+        _ => Err(format!("{schema}: a decomposition returned a non-tensor")),
+    };
+    let e = |e: oxten::Error| e.to_string();
+    match (base, got.as_slice()) {
+        ("linalg_eigh" | "_linalg_eigh", [l, v]) => {
+            Ok(vec![l.clone(), IValue::Tensor(tensor(v)?.try_abs().map_err(e)?)])
+        }
+        ("linalg_svd" | "_linalg_svd" | "svd", [u, s, v]) => {
+            let (u, s, v) = (tensor(u)?, tensor(s)?, tensor(v)?);
+            let k = s.size(-1).map_err(e)?;
+            // `Vh`'s rows, or (for `svd`, which returns `V`) its columns.
+            let v_dim = if base == "svd" { -1 } else { -2 };
+            let u = ops::narrow::call(&u, -1, 0, k).and_then(|u| u.try_abs()).map_err(e)?;
+            let v = ops::narrow::call(&v, v_dim, 0, k).and_then(|v| v.try_abs()).map_err(e)?;
+            Ok(vec![IValue::Tensor(u), IValue::Tensor(s), IValue::Tensor(v)])
+        }
+        _ => Err(format!("{schema}: no sign convention known for its outputs")),
+    }
+}
+
 fn flatten(stack: Stack) -> Vec<IValue> {
     stack
         .into_iter()
@@ -308,6 +335,9 @@ impl Golden {
                 // `compare: n`: PyTorch's answer is recorded for the first n outputs only.
                 if let Some(n) = case.json["compare"].as_u64() {
                     got.truncate(n as usize);
+                }
+                if case.json["gauge"].as_u64() == Some(1) {
+                    got = gauge_fixed(&case.schema, got)?;
                 }
                 let want = case.json["out"].as_array().cloned().unwrap_or_default();
                 if got.len() != want.len() {

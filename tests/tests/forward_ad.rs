@@ -276,3 +276,21 @@ fn custom_functions_refuse_dual_inputs() -> Result<()> {
         Ok(())
     })
 }
+
+#[test]
+fn a_tangent_strided_unlike_its_primal_is_laid_out_as_the_primal() -> Result<()> {
+    let p = Tensor::from_vec(vec![1.0f64, 2., 3., 4., 5., 6.], &[2, 3])?;
+    // A column-major tangent of a row-major primal.
+    let t = Tensor::from_vec(vec![1.0f64, 4., 2., 5., 3., 6.], &[3, 2])?.try_t()?;
+    dual_level(|| -> Result<()> {
+        let x = make_dual(&p, &t)?;
+        // `reshape` of the contiguous primal is a view: its tangent is the same view.
+        let (_, flat) = unpack_dual(&x.try_reshape(&[6])?)?;
+        assert_eq!(vals(&flat.expect("a tangent")), vec![1., 2., 3., 4., 5., 6.]);
+        // An in-place update through a view reaches the base's tangent.
+        x.try_select(0, 0)?.try_mul_scalar_(2.0)?;
+        let (_, dx) = unpack_dual(&x)?;
+        assert_eq!(vals(&dx.expect("a tangent")), vec![2., 4., 6., 4., 5., 6.]);
+        Ok(())
+    })
+}

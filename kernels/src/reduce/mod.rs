@@ -18,6 +18,7 @@ mod histogram;
 mod integrate;
 mod nan_reductions;
 mod norm;
+pub(crate) use norm::check_norm_dtype;
 mod overloads;
 mod prod;
 mod scan;

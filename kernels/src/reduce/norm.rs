@@ -123,7 +123,7 @@ fn ord_text(ord: Scalar) -> String {
 }
 
 /// `at::detail::check_linalg_norm_dtype`: a requested dtype must be floating and wide enough.
-fn check_norm_dtype(dtype: Option<DType>, self_dtype: DType, name: &str) -> Result<()> {
+pub(crate) fn check_norm_dtype(dtype: Option<DType>, self_dtype: DType, name: &str) -> Result<()> {
     let Some(d) = dtype else { return Ok(()) };
     if !d.is_floating_point() {
         return Err(Error::dtype(format!(

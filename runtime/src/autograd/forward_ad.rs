@@ -222,8 +222,23 @@ pub fn set_tangent(t: &Tensor, level: u64, tangent: Tensor) -> Result<()> {
     } else {
         tangent
     };
+    // A view's tangent stays the same view of its base's (in-place updates must reach both).
+    let tangent = if t.view_info().is_some() { tangent } else { with_layout_of(t, tangent)? };
     store(t, level, tangent);
     Ok(())
+}
+
+/// `tangent` laid out as `t` is, when `t` is dense and `tangent` is not strided alike (a
+/// transposed formula result, a user's tangent): a copy, as PyTorch's `set_fw_grad` makes. The
+/// views that formulas take of a tangent (`reshape` as a `view`) then see the layout that the
+/// primal's view saw.
+fn with_layout_of(t: &Tensor, tangent: Tensor) -> Result<Tensor> {
+    if tangent.strides() == t.strides() || !t.is_non_overlapping_and_dense() {
+        return Ok(tangent);
+    }
+    let dense = Tensor::empty_strided(&t.sizes(), &t.strides(), t.dtype(), t.device())?;
+    ops::copy_::call(&dense, &tangent, false)?;
+    Ok(dense)
 }
 
 /// After an in-place operator wrote `t`: its tangent at `level` becomes `new` — written into
@@ -272,7 +287,11 @@ pub fn make_dual(primal: &Tensor, tangent: &Tensor) -> Result<Tensor> {
         let _hidden = HideLevel::new(level);
         ops::alias::call(primal)?
     };
-    store(&dual, level, tangent.clone());
+    let tangent = {
+        let _hidden = HideLevel::new(level);
+        with_layout_of(&dual, tangent.clone())?
+    };
+    store(&dual, level, tangent);
     Ok(dual)
 }
 

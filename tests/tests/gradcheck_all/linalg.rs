@@ -92,7 +92,64 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("cholesky_inverse", "upper factor", vec![r.any(&[2, 3, 3])], |x| {
             ops::cholesky_inverse::call(&factor(&x[0], true)?, true)
         }),
+        // ---- QR, eigen- and singular value decompositions (gauge-free functions of the factors) ----
+        case("linalg_qr", "tall", vec![r.any(&[5, 3])], |x| qr(&x[0], "reduced")),
+        case("linalg_qr", "wide, batched", vec![r.any(&[2, 3, 5])], |x| qr(&x[0], "reduced")),
+        case("linalg_qr", "complete, square, transposed", vec![r.transposed(&[3, 3])], |x| qr(&x[0], "complete")),
+        case("_linalg_eigh", "lower", vec![r.any(&[3, 3])], |x| eigh(&x[0], "L")),
+        case("_linalg_eigh", "upper, batched", vec![r.any(&[2, 4, 4])], |x| eigh(&x[0], "U")),
+        case("_linalg_svd", "tall", vec![r.any(&[4, 3])], |x| svd(&x[0], false)),
+        case("_linalg_svd", "wide, batched", vec![r.any(&[2, 3, 5])], |x| svd(&x[0], false)),
+        case("_linalg_svd", "full matrices, square", vec![r.any(&[3, 3])], |x| svd(&x[0], true)),
+        case("_linalg_svd", "full matrices, tall", vec![r.any(&[4, 2])], |x| svd(&x[0], true)),
+        case("linalg_pinv.atol_rtol_tensor", "tall", vec![r.any(&[4, 3])], |x| {
+            ops::linalg_pinv_atol_rtol_tensor::call(&x[0], None, None, false)
+        }),
+        case("linalg_pinv.atol_rtol_tensor", "wide, batched", vec![r.any(&[2, 2, 3])], |x| {
+            ops::linalg_pinv_atol_rtol_tensor::call(&x[0], None, None, false)
+        }),
+        case("_linalg_det", "", vec![r.any(&[3, 3])], |x| Ok(ops::_linalg_det::call(&x[0])?.0)),
+        case("_linalg_det", "batched", vec![r.any(&[2, 4, 4])], |x| Ok(ops::_linalg_det::call(&x[0])?.0)),
+        case("_linalg_det", "transposed", vec![r.transposed(&[4, 4])], |x| Ok(ops::_linalg_det::call(&x[0])?.0)),
+        case("linalg_lstsq", "tall, matrix right-hand side", vec![r.any(&[5, 3]), r.any(&[5, 2])], |x| {
+            Ok(ops::linalg_lstsq::call(&x[0], &x[1], None, None)?.0)
+        }),
+        case("linalg_lstsq", "residuals ('gelsd'), batched", vec![r.any(&[2, 5, 3]), r.any(&[2, 5, 2])], |x| {
+            Ok(ops::linalg_lstsq::call(&x[0], &x[1], None, Some("gelsd"))?.1)
+        }),
+        case("linalg_lstsq", "wide, batched, vector right-hand side", vec![r.any(&[2, 2, 4]), r.any(&[2, 2])], |x| {
+            Ok(ops::linalg_lstsq::call(&x[0], &x[1], None, Some("gelsd"))?.0)
+        }),
+        case("linalg_pinv.atol_rtol_tensor", "hermitian", vec![r.any(&[3, 3])], |x| {
+            let sym = x[0].try_add(&x[0].try_transpose(-2, -1)?)?;
+            ops::linalg_pinv_atol_rtol_tensor::call(&sym, None, None, true)
+        }),
     ]
+}
+
+/// `Q` and `R`, flattened and joined.
+fn qr(a: &Tensor, mode: &str) -> oxten::Result<Tensor> {
+    let (q, r) = ops::linalg_qr::call(a, mode)?;
+    oxten::try_cat(&[q.try_flatten(0)?, r.try_flatten(0)?], 0)
+}
+
+/// The eigenvalues and the eigenvectors' magnitudes (their signs are arbitrary) of `a + aᵀ`.
+fn eigh(a: &Tensor, uplo: &str) -> oxten::Result<Tensor> {
+    let sym = a.try_add(&a.try_transpose(-2, -1)?)?;
+    let (l, v) = ops::_linalg_eigh::call(&sym, uplo, true)?;
+    oxten::try_cat(&[l.try_flatten(0)?, v.try_abs()?.try_flatten(0)?], 0)
+}
+
+/// `U Vᵀ`, `S` and the singular vectors' magnitudes: functions of the factors that do not
+/// depend on the signs picked.
+fn svd(a: &Tensor, full: bool) -> oxten::Result<Tensor> {
+    let (u, s, vh) = ops::_linalg_svd::call(a, full, true)?;
+    // The full factors' extra columns are any orthonormal completion: only the first k count.
+    let k = s.size(-1)?;
+    let (u, vh) = (ops::narrow::call(&u, -1, 0, k)?, ops::narrow::call(&vh, -2, 0, k)?);
+    let u_vh = u.try_matmul(&vh)?;
+    let parts = [u_vh.try_flatten(0)?, s.try_flatten(0)?, u.try_abs()?.try_flatten(0)?, vh.try_abs()?.try_flatten(0)?];
+    oxten::try_cat(&parts, 0)
 }
 
 /// The packed LU factors of `a`.

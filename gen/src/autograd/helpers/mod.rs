@@ -21,6 +21,8 @@ mod linalg;
 pub use linalg::*;
 mod factorizations;
 pub use factorizations::*;
+mod spectral;
+pub use spectral::*;
 mod conv;
 pub use conv::*;
 mod reduce;

@@ -10,7 +10,10 @@
 //! checks and messages.
 
 mod cholesky;
+mod eigh;
 mod lu;
+mod qr;
+mod svd;
 mod triangular;
 
 use crate::iter::scalar_type_name;
@@ -20,6 +23,7 @@ use std::ops::{Add, Div, Mul, Neg, Sub};
 /// The element types of the factorizations: f32 and f64.
 pub(crate) trait Field:
     Element
+    + Default
     + PartialOrd
     + Add<Output = Self>
     + Sub<Output = Self>
@@ -28,14 +32,35 @@ pub(crate) trait Field:
     + Neg<Output = Self>
 {
     const ZERO: Self;
+    const ONE: Self;
+    /// The machine epsilon.
+    const EPSILON: Self;
     fn abs(self) -> Self;
     fn sqrt(self) -> Self;
+    /// `sqrt(self² + other²)` without overflow.
+    fn hypot(self, other: Self) -> Self;
+    fn is_finite(self) -> bool;
+    fn is_nan(self) -> bool;
 }
 
 macro_rules! field {
     ($t:ty) => {
         impl Field for $t {
             const ZERO: $t = 0.0;
+            const ONE: $t = 1.0;
+            const EPSILON: $t = <$t>::EPSILON;
+            #[inline]
+            fn hypot(self, other: $t) -> $t {
+                <$t>::hypot(self, other)
+            }
+            #[inline]
+            fn is_finite(self) -> bool {
+                <$t>::is_finite(self)
+            }
+            #[inline]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
             #[inline]
             fn abs(self) -> $t {
                 <$t>::abs(self)
@@ -178,6 +203,11 @@ pub(crate) fn zeros_vec<T: Clone + Default>(a: usize, b: usize) -> Result<Vec<T>
     let mut v = oxten_runtime::error::try_vec_with_capacity(len)?;
     v.resize(len, T::default());
     Ok(v)
+}
+
+/// `a * b` (the elements of one matrix), checked: a matrix too large to address is an error.
+pub(crate) fn elems(op: &str, a: usize, b: usize) -> Result<usize> {
+    a.checked_mul(b).ok_or_else(|| Error::runtime(format!("{op}: the matrices have more elements than fit in memory")))
 }
 
 /// The elements of `t` broadcast to the batch shape `batch` (its own matrix dimensions kept), in

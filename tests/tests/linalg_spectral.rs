@@ -1,0 +1,385 @@
+//! The QR, symmetric eigen- and singular value decompositions and what is built on them (rank,
+//! pseudo-inverse, matrix norms, condition numbers), beyond PyTorch's OpInfo samples (which
+//! `opinfo_samples` replays): PyTorch's values for fixed matrices (printed by PyTorch 2.15,
+//! float64), the identities the factors must satisfy on larger and batched matrices
+//! (`Q R = A`, `QᵀQ = I`, `A V = V diag(L)`, `U diag(S) Vᵀ = A`), rank-deficient, zero and empty
+//! matrices, non-finite input and bad arguments.
+
+// PyTorch's values are pasted as it prints them (17 digits).
+#![allow(clippy::excessive_precision)]
+
+use oxten::{ops, DType, Tensor};
+
+/// A seeded f64 tensor with entries in [-1, 1) (SplitMix64).
+fn seeded(shape: &[i64], seed: u64) -> Tensor {
+    let n: i64 = shape.iter().product();
+    let mut s = seed;
+    let v: Vec<f64> = (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        })
+        .collect();
+    Tensor::from_vec(v, shape).unwrap()
+}
+
+fn t64(rows: &[&[f64]]) -> Tensor {
+    let n = rows[0].len() as i64;
+    let v: Vec<f64> = rows.iter().flat_map(|r| r.iter().copied()).collect();
+    Tensor::from_vec(v, &[rows.len() as i64, n]).unwrap()
+}
+
+fn max_abs(t: &Tensor) -> f64 {
+    if t.numel() == 0 {
+        return 0.0;
+    }
+    ops::amax::call(&t.try_abs().unwrap(), &[], false).unwrap().try_to_dtype(DType::F64).unwrap().item::<f64>().unwrap()
+}
+
+fn max_abs_diff(a: &Tensor, b: &Tensor) -> f64 {
+    assert_eq!(a.sizes(), b.sizes());
+    max_abs(&a.try_sub(b).unwrap())
+}
+
+fn mt(x: &Tensor) -> Tensor {
+    x.try_transpose(-2, -1).unwrap()
+}
+
+fn mm(a: &Tensor, b: &Tensor) -> Tensor {
+    a.try_matmul(b).unwrap()
+}
+
+/// `QᵀQ - I` (the columns' departure from orthonormality).
+fn orthonormality_error(q: &Tensor) -> f64 {
+    let k = q.size(-1).unwrap();
+    max_abs_diff(&mm(&mt(q), q), &oxten::eye(k).to_dtype(q.dtype()).try_expand(&mm(&mt(q), q).sizes()).unwrap())
+}
+
+fn err(r: oxten::Result<impl std::fmt::Debug>) -> String {
+    r.expect_err("expected an error").to_string()
+}
+
+/// The 4 x 3 matrix of the fixed-value tests.
+fn a43() -> Tensor {
+    t64(&[&[2., -1., 0.5], &[1., 3., -2.], &[0.25, 4., 1.], &[-1., 0., 2.]])
+}
+
+#[test]
+fn qr_matches_pytorch_signs_and_values() {
+    let (q, r) = oxten::linalg_qr(&a43());
+    let q_want = t64(&[
+        &[-0.81227693210689522, 0.32972286864469519, -0.46347474015070739],
+        &[-0.40613846605344761, -0.53042374521103142, 0.49039317939131055],
+        &[-0.10153461651336190, -0.77822788872660986, -0.48366356958115975],
+        &[0.40613846605344761, -0.06553498010329345, -0.55747219330539421],
+    ]);
+    let r_want = t64(&[
+        &[-2.46221445044902598, -0.81227693210689522, 1.11688078164698101],
+        &[0.0, -5.03390565918422972, 0.31641107581121330],
+        &[0.0, 0.0, -2.81113168504992261],
+    ]);
+    assert!(max_abs_diff(&q, &q_want) < 1e-14);
+    assert!(max_abs_diff(&r, &r_want) < 1e-14);
+    // Wide: R is 3 x 4.
+    let (q, r) = oxten::linalg_qr(&mt(&a43()));
+    assert_eq!((q.sizes().to_vec(), r.sizes().to_vec()), (vec![3, 3], vec![3, 4]));
+    assert!(
+        (r.try_select(1, 3).unwrap().try_select(0, 2).unwrap().item::<f64>().unwrap() - 1.61935238854098129).abs()
+            < 1e-14
+    );
+    // Complete and R-only modes.
+    let (q, r) = ops::linalg_qr::call(&a43(), "complete").unwrap();
+    assert_eq!((q.sizes().to_vec(), r.sizes().to_vec()), (vec![4, 4], vec![4, 3]));
+    assert!(orthonormality_error(&q) < 1e-14);
+    assert!(max_abs_diff(&mm(&q, &r), &a43()) < 1e-14);
+    let (q, r) = ops::linalg_qr::call(&a43(), "r").unwrap();
+    assert_eq!((q.sizes().to_vec(), r.sizes().to_vec()), (vec![0], vec![3, 3]));
+    // The deprecated `qr(some=False)` is the complete mode.
+    assert_eq!(ops::qr::call(&a43(), false).unwrap().0.sizes().to_vec(), vec![4, 4]);
+}
+
+#[test]
+fn qr_factors_reassemble_batches() {
+    for (seed, shape) in [vec![2, 40, 25], vec![3, 10, 30], vec![64, 64], vec![1, 1]].into_iter().enumerate() {
+        let a = seeded(&shape, seed as u64);
+        let (q, r) = oxten::linalg_qr(&a);
+        assert!(orthonormality_error(&q) < 1e-13, "{shape:?}");
+        assert!(max_abs_diff(&ops::triu::call(&r, 0).unwrap(), &r) == 0.0);
+        assert!(max_abs_diff(&mm(&q, &r), &a) < 1e-13, "{shape:?}");
+    }
+    // A zero column: the reflector is the identity (LAPACK's `tau = 0`).
+    let z = t64(&[&[0., 1.], &[0., 2.]]);
+    let (q, r) = oxten::linalg_qr(&z);
+    assert!(max_abs_diff(&mm(&q, &r), &z) < 1e-15);
+    // Empty: a complete Q is the identity.
+    let (q, r) = ops::linalg_qr::call(&oxten::zeros(&[3, 0]).to_dtype(DType::F64), "complete").unwrap();
+    assert_eq!(max_abs_diff(&q, &oxten::eye(3).to_dtype(DType::F64)), 0.0);
+    assert_eq!(r.sizes().to_vec(), vec![3, 0]);
+}
+
+#[test]
+fn eigh_matches_pytorch_and_diagonalizes() {
+    let s = t64(&[&[4., 1., -2.], &[1., 2., 0.], &[-2., 0., 3.]]);
+    let l = oxten::linalg_eigvalsh(&s);
+    let want = Tensor::from_vec(vec![0.99999999999999933, 2.26794919243112281, 5.73205080756887675], &[3]).unwrap();
+    assert!(max_abs_diff(&l, &want) < 1e-14);
+    for (seed, n) in [(1u64, 1i64), (2, 5), (3, 40)] {
+        let x = seeded(&[2, n, n], seed);
+        let a = x.try_add(&mt(&x)).unwrap();
+        let (l, v) = oxten::linalg_eigh(&a);
+        assert!(orthonormality_error(&v) < 1e-13);
+        let av = mm(&a, &v);
+        let vl = v.try_mul(&l.try_unsqueeze(-2).unwrap()).unwrap();
+        assert!(max_abs_diff(&av, &vl) < 1e-12, "n = {n}");
+        // Ascending.
+        let d = ops::diff::call(&l, 1, -1, None, None).unwrap();
+        assert!(max_abs(&d.try_clamp_max(0.0).unwrap()) == 0.0);
+    }
+    // UPLO picks the triangle read: the other may hold anything.
+    let lower = t64(&[&[2., 99.], &[1., 2.]]);
+    let upper = t64(&[&[2., 1.], &[-7., 2.]]);
+    let want = Tensor::from_vec(vec![1.0, 3.0], &[2]).unwrap();
+    assert!(max_abs_diff(&oxten::linalg_eigvalsh(&lower), &want) < 1e-15);
+    assert!(max_abs_diff(&ops::linalg_eigvalsh::call(&upper, "U").unwrap(), &want) < 1e-15);
+    // A zero matrix: zero eigenvalues, the identity as eigenvectors (as LAPACK).
+    let (l, v) = oxten::linalg_eigh(&oxten::zeros(&[2, 2]));
+    assert_eq!(l.to_vec::<f32>().unwrap(), vec![0.0, 0.0]);
+    assert_eq!(v.to_vec::<f32>().unwrap(), vec![1.0, 0.0, 0.0, 1.0]);
+    // NaN in the triangle read gives NaNs (PyTorch does not raise); in the other, nothing.
+    let nan = t64(&[&[1., 2.], &[f64::NAN, 3.]]);
+    assert!(oxten::linalg_eigvalsh(&nan).to_vec::<f64>().unwrap().iter().all(|x| x.is_nan()));
+    assert!(ops::linalg_eigvalsh::call(&nan, "U").unwrap().to_vec::<f64>().unwrap().iter().all(|x| x.is_finite()));
+}
+
+#[test]
+fn svd_matches_pytorch_and_reassembles() {
+    let s = oxten::linalg_svdvals(&a43());
+    let want = Tensor::from_vec(vec![5.16179116386127923, 3.19411620089926274, 2.11329923953908461], &[3]).unwrap();
+    assert!(max_abs_diff(&s, &want) < 1e-14);
+    for (seed, shape) in [vec![2, 30, 12], vec![3, 7, 19], vec![50, 50], vec![1, 4], vec![4, 1]].into_iter().enumerate()
+    {
+        let a = seeded(&shape, seed as u64 + 10);
+        for full in [false, true] {
+            let (u, s, vh) = ops::linalg_svd::call(&a, full, None).unwrap();
+            let (m, n) = (shape[shape.len() - 2], shape[shape.len() - 1]);
+            let k = m.min(n);
+            let (uc, vr) = if full { (m, n) } else { (k, k) };
+            assert_eq!(u.size(-1).unwrap(), uc);
+            assert_eq!(vh.size(-2).unwrap(), vr);
+            assert!(orthonormality_error(&u) < 1e-13, "{shape:?} full={full}");
+            assert!(orthonormality_error(&mt(&vh)) < 1e-13, "{shape:?} full={full}");
+            let u_k = ops::narrow::call(&u, -1, 0, k).unwrap();
+            let vh_k = ops::narrow::call(&vh, -2, 0, k).unwrap();
+            let back = mm(&u_k.try_mul(&s.try_unsqueeze(-2).unwrap()).unwrap(), &vh_k);
+            assert!(max_abs_diff(&back, &a) < 1e-13, "{shape:?} full={full}");
+        }
+    }
+}
+
+#[test]
+fn svd_of_rank_deficient_zero_and_empty_matrices() {
+    // Rank 1: one nonzero singular value, and orthonormal factors all the same.
+    let r1 = t64(&[&[1., 2., 3.], &[2., 4., 6.], &[-1., -2., -3.], &[0., 0., 0.]]);
+    let (u, s, vh) = ops::linalg_svd::call(&r1, true, None).unwrap();
+    let sv = s.to_vec::<f64>().unwrap();
+    assert!((sv[0] - (14.0f64 * 6.0).sqrt()).abs() < 1e-13 && sv[1].abs() < 1e-14 && sv[2].abs() < 1e-14);
+    assert!(orthonormality_error(&u) < 1e-14 && orthonormality_error(&vh) < 1e-14);
+    // Zero: LAPACK's identities.
+    let (u, s, vh) = oxten::linalg_svd(&oxten::zeros(&[3, 2]));
+    assert_eq!(u.to_vec::<f32>().unwrap(), oxten::eye(3).to_vec::<f32>().unwrap());
+    assert_eq!(s.to_vec::<f32>().unwrap(), vec![0.0, 0.0]);
+    assert_eq!(vh.to_vec::<f32>().unwrap(), oxten::eye(2).to_vec::<f32>().unwrap());
+    // Empty: U is 0 x 0, Vh the identity.
+    let (u, s, vh) = oxten::linalg_svd(&oxten::zeros(&[0, 2]));
+    assert_eq!((u.sizes().to_vec(), s.sizes().to_vec()), (vec![0, 0], vec![0]));
+    assert_eq!(vh.to_vec::<f32>().unwrap(), oxten::eye(2).to_vec::<f32>().unwrap());
+    // The deprecated `svd` returns V; without the vectors, zero m x m and n x n.
+    let (u, s, v) = ops::svd::call(&a43(), true, true).unwrap();
+    assert!(max_abs_diff(&mm(&u.try_mul(&s.try_unsqueeze(0).unwrap()).unwrap(), &mt(&v)), &a43()) < 1e-13);
+    let (u, _, v) = ops::svd::call(&a43(), true, false).unwrap();
+    assert_eq!((u.sizes().to_vec(), v.sizes().to_vec()), (vec![4, 4], vec![3, 3]));
+    assert_eq!(max_abs(&u) + max_abs(&v), 0.0);
+}
+
+#[test]
+fn svd_of_non_finite_input_follows_pytorch() {
+    let nan = t64(&[&[1., f64::NAN], &[2., 3.]]);
+    let e = err(ops::linalg_svd::call(&nan, true, None));
+    assert!(
+        e.ends_with(
+            "linalg.svd: The algorithm failed to converge because the input matrix contained non-finite values."
+        ),
+        "{e}"
+    );
+    let e = err(ops::linalg_svdvals::call(&nan.try_expand(&[2, 2, 2]).unwrap(), None));
+    assert!(e.contains("linalg.svd: (Batch element 0): The algorithm failed"), "{e}");
+    let inf = t64(&[&[1., f64::INFINITY], &[1., 1.]]);
+    assert!(oxten::linalg_svdvals(&inf).to_vec::<f64>().unwrap().iter().all(|x| x.is_nan()));
+}
+
+#[test]
+fn rank_pinv_norms_and_cond_match_pytorch() {
+    let a = a43();
+    let pinv_want = t64(&[
+        &[0.42287347001814740, 0.05467392563419429, 0.06471292327889115, -0.08340090350978792],
+        &[-0.05513726398702650, 0.09440518938955167, 0.16541179196107952, 0.02548360940576856],
+        &[0.16487123054944208, -0.17444688984130660, 0.17205297501834049, 0.19830881501216260],
+    ]);
+    assert!(max_abs_diff(&ops::linalg_pinv_atol_rtol_tensor::call(&a, None, None, false).unwrap(), &pinv_want) < 1e-14);
+    assert!(max_abs_diff(&ops::pinverse::call(&a, 1e-15).unwrap(), &pinv_want) < 1e-14);
+    let norm = |ord: f64| ops::linalg_matrix_norm::call(&a, oxten::Scalar::Float(ord), &[-2, -1], false, None).unwrap();
+    let close = |t: Tensor, want: f64| (t.item::<f64>().unwrap() - want).abs() < 1e-12 * want.abs().max(1.0);
+    assert!(close(norm(2.0), 5.16179116386127923));
+    assert!(close(norm(-2.0), 2.11329923953908461));
+    assert!(close(norm(1.0), 8.0) && close(norm(f64::INFINITY), 6.0) && close(norm(-1.0), 4.25));
+    let nuc = ops::linalg_matrix_norm_str_ord::call(&a, "nuc", &[-2, -1], false, None).unwrap();
+    assert!(close(nuc, 10.46920660429962702));
+    let s = t64(&[&[4., 1., -2.], &[1., 2., 0.], &[-2., 0., 3.]]);
+    assert!(close(oxten::linalg_cond(&s), 5.73205080756887853));
+    assert!(close(ops::linalg_cond::call(&s, Some(oxten::Scalar::Int(1))).unwrap(), 7.0));
+    assert!(close(ops::linalg_cond_p_str::call(&s, "fro").unwrap(), 6.91152883009473928));
+    assert!(close(ops::linalg_cond_p_str::call(&s, "nuc").unwrap(), 14.53846153846154365));
+    let b = t64(&[&[1., 2., 3.], &[2., 4., 6.], &[1., 0., 1.]]);
+    let rank = |atol: Option<f64>, hermitian: bool| {
+        ops::linalg_matrix_rank_atol_rtol_float::call(&b, atol, None, hermitian).unwrap().item::<i64>().unwrap()
+    };
+    assert_eq!((rank(None, false), rank(Some(1.0), false), rank(None, true)), (2, 1, 3));
+    // keepdim puts both reduced dimensions back.
+    let x = seeded(&[2, 3, 4, 5], 3);
+    let k = ops::linalg_matrix_norm::call(&x, oxten::Scalar::Float(2.0), &[3, 1], true, None).unwrap();
+    assert_eq!(k.sizes().to_vec(), vec![2, 1, 4, 1]);
+}
+
+#[test]
+fn bad_input_gets_pytorchs_errors() {
+    let e = err(ops::linalg_qr::call(&a43(), "x"));
+    assert!(
+        e.ends_with("qr received unrecognized mode 'x' but expected one of 'reduced' (default), 'r', or 'complete'"),
+        "{e}"
+    );
+    let e = err(ops::linalg_eigh::call(&a43(), "L"));
+    assert!(e.ends_with("linalg.eigh: A must be batches of square matrices, but they are 4 by 3 matrices"), "{e}");
+    let e = err(ops::linalg_eigh::call(&oxten::eye(2), "X"));
+    assert!(e.ends_with("Expected UPLO argument to be 'L' or 'U', but got X"), "{e}");
+    let e = err(ops::linalg_svd::call(&oxten::ones(&[3]), true, None));
+    assert!(e.ends_with("linalg.svd: The input tensor A must have at least 2 dimensions."), "{e}");
+    let e = err(ops::linalg_svdvals::call(&oxten::ones(&[2, 2]).to_dtype(DType::I64), None));
+    assert!(e.ends_with("linalg.svd: Expected a floating point or complex tensor as input. Got Long"), "{e}");
+    let e = err(ops::linalg_svd::call(&oxten::eye(2), true, Some("gesvd")));
+    assert!(e.contains("`driver=` is only supported on CUDA inputs"), "{e}");
+    let e = err(ops::linalg_matrix_norm::call(&a43(), oxten::Scalar::Float(3.0), &[-2, -1], false, None));
+    assert!(e.ends_with("linalg.matrix_norm: Order 3 not supported."), "{e}");
+    let e = err(ops::linalg_matrix_norm::call(&a43(), oxten::Scalar::Float(1.0), &[1, -1], false, None));
+    assert!(e.ends_with("linalg.matrix_norm: dims must be different. Got (1, 1)"), "{e}");
+    let e = err(ops::linalg_cond_p_str::call(&a43(), "fro"));
+    assert!(e.contains("linalg.cond(ord=fro): A must be batches of square matrices"), "{e}");
+    // Differentiating through a mode that does not compute Q.
+    let x = a43().requires_grad_(true);
+    let (_, r) = ops::linalg_qr::call(&x, "r").unwrap();
+    let e = err(r.try_sum().unwrap().try_backward());
+    assert!(e.contains("The derivative of linalg.qr depends on Q, which is not computed when mode='r'"), "{e}");
+}
+
+#[test]
+fn geqrf_reflectors_rebuild_q_and_apply_it() {
+    let a = seeded(&[2, 6, 4], 21);
+    let (packed, tau) = ops::geqrf::call(&a).unwrap();
+    assert_eq!(tau.sizes().to_vec(), vec![2, 4]);
+    let (q, r) = oxten::linalg_qr(&a);
+    // R is on and above the diagonal; the reflectors rebuild the same Q.
+    assert!(max_abs_diff(&ops::triu::call(&packed, 0).unwrap().try_narrow(-2, 0, 4).unwrap(), &r) < 1e-14);
+    let q2 = ops::linalg_householder_product::call(&packed, &tau).unwrap();
+    assert!(max_abs_diff(&q2, &q) < 1e-14);
+    assert!(max_abs_diff(&ops::orgqr::call(&packed, &tau).unwrap(), &q) < 1e-14);
+    // ormqr: Q (6 x 6, complete) or its transpose, from the left or the right.
+    let q_full = ops::linalg_qr::call(&a, "complete").unwrap().0;
+    let c_left = seeded(&[2, 6, 3], 22);
+    let c_right = seeded(&[2, 3, 6], 23);
+    for (left, transpose) in [(true, false), (true, true), (false, false), (false, true)] {
+        let c = if left { &c_left } else { &c_right };
+        let got = ops::ormqr::call(&packed, &tau, c, left, transpose).unwrap();
+        let q = if transpose { mt(&q_full) } else { q_full.clone() };
+        let want = if left { mm(&q, c) } else { mm(c, &q) };
+        assert!(max_abs_diff(&got, &want) < 1e-13, "left={left} transpose={transpose}");
+    }
+    let e = err(ops::linalg_householder_product::call(&seeded(&[2, 3], 1), &seeded(&[2], 2)));
+    assert!(
+        e.ends_with(
+            "torch.linalg.householder_product: input.shape[-2] must be greater than or equal to input.shape[-1]"
+        ),
+        "{e}"
+    );
+    let e = err(ops::geqrf::call(&seeded(&[3], 1)));
+    assert!(e.ends_with("torch.geqrf: input must have at least 2 dimensions."), "{e}");
+}
+
+#[test]
+fn lstsq_solves_and_reports_as_each_driver() {
+    let a = seeded(&[3, 7, 4], 31);
+    let b = seeded(&[3, 7, 2], 32);
+    // Full rank: the normal equations' solution.
+    let (x, residuals, rank, sv) = ops::linalg_lstsq::call(&a, &b, None, None).unwrap();
+    let normal = oxten::linalg_solve(&mm(&mt(&a), &a), &mm(&mt(&a), &b));
+    assert!(max_abs_diff(&x, &normal) < 1e-12);
+    // 'gelsy' (the default): the rank, no residuals or singular values.
+    assert_eq!(rank.to_vec::<i64>().unwrap(), vec![4, 4, 4]);
+    assert_eq!((residuals.numel(), sv.numel()), (0, 0));
+    let (x, residuals, _, sv) = ops::linalg_lstsq::call(&a, &b, None, Some("gelsd")).unwrap();
+    let r = mm(&a, &x).try_sub(&b).unwrap();
+    let want = ops::sum_dim_intlist::call(&r.try_mul(&r).unwrap(), Some(&[-2]), false, None).unwrap();
+    assert!(max_abs_diff(&residuals, &want) < 1e-13);
+    assert!(max_abs_diff(&sv, &oxten::linalg_svdvals(&a)) < 1e-14);
+    // Rank-deficient: the minimum-norm solution (the pseudo-inverse's), no residuals.
+    let col = seeded(&[5, 1], 33);
+    let deficient = oxten::try_cat(&[col.clone(), col.try_mul_scalar(2.0).unwrap()], 1).unwrap();
+    let rhs = seeded(&[5], 34);
+    let (x, residuals, rank, _) = ops::linalg_lstsq::call(&deficient, &rhs, None, Some("gelsd")).unwrap();
+    assert_eq!((rank.item::<i64>().unwrap(), residuals.numel()), (1, 0));
+    let pinv = ops::linalg_pinv_atol_rtol_tensor::call(&deficient, None, None, false).unwrap();
+    assert!(max_abs_diff(&x, &pinv.try_mv(&rhs).unwrap()) < 1e-14);
+    let e = err(ops::linalg_lstsq::call(&a, &b, None, Some("x")));
+    assert!(e.ends_with("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)"), "{e}");
+    let e = err(ops::linalg_lstsq::call(&a, &seeded(&[3, 6, 2], 1), None, None));
+    assert!(e.ends_with("torch.linalg.lstsq: input.size(-2) should match other.size(-2)"), "{e}");
+}
+
+#[test]
+fn det_gradient_at_a_singular_matrix_is_the_cofactor_matrix() {
+    // Rank 2 (the second row is twice the first; LU makes the determinant exactly 0): the
+    // inverse does not exist, the cofactor matrix (PyTorch's gradient) does.
+    let a = t64(&[&[1., 2., 3.], &[2., 4., 6.], &[1., 0., 1.]]).requires_grad_(true);
+    let det = oxten::linalg_det(&a);
+    assert_eq!(det.item::<f64>().unwrap(), 0.0);
+    det.try_backward().unwrap();
+    let cofactors = t64(&[&[4., 4., -4.], &[-2., -2., 2.], &[0., 0., 0.]]);
+    assert!(max_abs_diff(&a.grad().unwrap(), &cofactors) < 1e-13, "{:?}", a.grad().unwrap().to_vec::<f64>());
+    // In a batch with an invertible matrix, each gets its own formula.
+    let b = t64(&[&[1., 2.], &[2., 4.]]).try_unsqueeze(0).unwrap();
+    let c = t64(&[&[2., 1.], &[1., 3.]]).try_unsqueeze(0).unwrap();
+    let batch = oxten::try_cat(&[b, c], 0).unwrap().requires_grad_(true);
+    oxten::linalg_det(&batch).try_sum().unwrap().try_backward().unwrap();
+    let want = Tensor::from_vec(vec![4., -2., -2., 1., 3., -1., -1., 2.], &[2, 2, 2]).unwrap();
+    assert!(max_abs_diff(&batch.grad().unwrap(), &want) < 1e-14);
+}
+
+#[test]
+fn det_double_backward_stays_finite_beside_a_singular_matrix() {
+    // The identity (all singular values equal) batched with a zero matrix: the SVD route is
+    // taken for the zero one only, so the identity's second derivative has no 0 / 0.
+    let batch = oxten::try_stack(&[oxten::eye(3).to_dtype(DType::F64), oxten::zeros(&[3, 3]).to_dtype(DType::F64)], 0)
+        .unwrap()
+        .requires_grad_(true);
+    let det = oxten::linalg_det(&batch).try_sum().unwrap();
+    let opts = oxten::autograd::GradOpts { create_graph: true, ..Default::default() };
+    let g = oxten::autograd::grad_with(&[det], std::slice::from_ref(&batch), opts).unwrap()[0].clone().unwrap();
+    // d det / dA at I is I; at 0 (rank 0) it is 0.
+    let want =
+        oxten::try_stack(&[oxten::eye(3).to_dtype(DType::F64), oxten::zeros(&[3, 3]).to_dtype(DType::F64)], 0).unwrap();
+    assert!(max_abs_diff(&g.detach(), &want) < 1e-15);
+    let h =
+        oxten::autograd::grad_with(&[g.try_sum().unwrap()], &[batch], Default::default()).unwrap()[0].clone().unwrap();
+    assert!(h.to_vec::<f64>().unwrap().iter().all(|x| x.is_finite()), "{:?}", h.to_vec::<f64>());
+}
