@@ -2,6 +2,7 @@
 
 pub mod golden;
 pub mod host_device;
+pub mod matrices;
 pub mod op_fuzz;
 pub mod opinfo;
 

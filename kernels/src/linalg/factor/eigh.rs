@@ -30,6 +30,18 @@ pub(super) fn rotate_rows<T: Field>(x: &mut [T], n: usize, p: usize, q: usize, c
     }
 }
 
+/// The plane rotation that diagonalizes the symmetric 2 x 2 matrix `[[app, apq], [apq, aqq]]`:
+/// `(t, c, s)` with `t = tan θ` the smaller root of `t² + 2 ζ t - 1 = 0` for
+/// `ζ = (aqq - app) / (2 apq)`, `c = cos θ`, `s = sin θ`. The new diagonal is
+/// `(app - t apq, aqq + t apq)`. Shared by the eigen- and singular value decompositions.
+pub(super) fn jacobi_rotation<T: Field>(app: T, aqq: T, apq: T) -> (T, T, T) {
+    let zeta = (aqq - app) / (apq + apq);
+    let t = T::ONE / (zeta.abs() + zeta.hypot(T::ONE));
+    let t = if zeta < T::ZERO { -t } else { t };
+    let c = T::ONE / t.hypot(T::ONE);
+    (t, c, t * c)
+}
+
 /// Diagonalizes the symmetric row-major `n x n` matrix `a` in place and accumulates the
 /// rotations into `vt` (`Vᵀ`, starting as the identity). Returns whether it converged.
 fn jacobi<T: Field>(a: &mut [T], vt: &mut [T], n: usize) -> bool {
@@ -51,13 +63,7 @@ fn jacobi<T: Field>(a: &mut [T], vt: &mut [T], n: usize) -> bool {
                     continue;
                 }
                 rotated = true;
-                // The rotation that zeroes `a[p, q]`: `t = tan θ`, the smaller root of
-                // `t² + 2 θ' t - 1 = 0` for `θ' = (a_qq - a_pp) / (2 a_pq)`.
-                let theta = (aqq - app) / (apq + apq);
-                let t = T::ONE / (theta.abs() + theta.hypot(T::ONE));
-                let t = if theta < T::ZERO { -t } else { t };
-                let c = T::ONE / t.hypot(T::ONE);
-                let s = t * c;
+                let (t, c, s) = jacobi_rotation(app, aqq, apq);
                 // Jᵀ A J with J the rotation in the (p, q) plane: rows, then (by symmetry)
                 // columns; the 2 x 2 block is set exactly.
                 rotate_rows(a, n, p, q, c, s);

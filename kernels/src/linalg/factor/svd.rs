@@ -5,7 +5,7 @@
 //! to high relative accuracy (no `AᵀA` is formed). Rows of `W` are contiguous, so a rotation and
 //! the dot products that decide it run along memory.
 
-use super::eigh::rotate_rows;
+use super::eigh::{jacobi_rotation, rotate_rows};
 use super::qr::axpy;
 use super::{
     batch_dims, broadcast_matrices, check_floating, check_is_matrix, dot, elems, matrix_dims, with_field, zeros_vec,
@@ -37,11 +37,7 @@ fn orthogonalize<T: Field>(w: &mut [T], y: &mut [T], k: usize, len: usize) {
                 }
                 rotated = true;
                 // The rotation that diagonalizes the Gram matrix [[α, γ], [γ, β]].
-                let zeta = (beta - alpha) / (gamma + gamma);
-                let t = T::ONE / (zeta.abs() + zeta.hypot(T::ONE));
-                let t = if zeta < T::ZERO { -t } else { t };
-                let c = T::ONE / t.hypot(T::ONE);
-                let s = t * c;
+                let (t, c, s) = jacobi_rotation(alpha, beta, gamma);
                 rotate_rows(w, len, p, q, c, s);
                 rotate_rows(y, k, p, q, c, s);
                 norms[p] = alpha - t * gamma;
