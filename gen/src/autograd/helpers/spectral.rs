@@ -223,8 +223,8 @@ pub fn svd_backward(
     Ok(ga)
 }
 
-/// The tangents of `_linalg_svd`'s `U`, `S` and `Vᴴ` (see [`svd_backward`]); PyTorch defines them
-/// for the thin factors only.
+/// The tangents of `_linalg_svd`'s `U`, `S` and `Vᴴ` (see [`svd_backward`]); with the full
+/// factors, their extra columns (rows of `Vᴴ`) get zero tangents, as PyTorch's.
 pub fn svd_jvp(
     da: &Tensor,
     u: &Tensor,
