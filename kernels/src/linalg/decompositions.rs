@@ -14,7 +14,7 @@ use oxten_runtime::{ops, Error, Result, Scalar, Tensor};
 
 /// PyTorch's `_may_require_fw_or_bw_grad`: whether `a` takes part in a backward or forward
 /// derivative, so that a values-only decomposition must compute the vectors too.
-pub(crate) fn may_require_grad(a: &Tensor) -> bool {
+fn may_require_grad(a: &Tensor) -> bool {
     (is_grad_enabled() && a.requires_grad()) || !forward_ad::levels_of(&[Some(a)]).is_empty()
 }
 

@@ -1,12 +1,12 @@
-//! `linalg_lstsq`: the least-squares solution of `A X = B` as `A⁺ B`, the pseudo-inverse's
-//! singular values below `rcond * largest` dropped (the minimum-norm solution for a
+//! `linalg_lstsq`: the least-squares solution of `A X = B` as `A⁺ B` from one SVD, singular
+//! values at or below `rcond * largest` dropped (the minimum-norm solution for a
 //! rank-deficient `A`, as LAPACK's `gelsy`, `gelsd` and `gelss` give). CompositeExplicitAutograd
 //! with PyTorch's derivative (through the pseudo-inverse's). The other outputs follow what each
 //! of PyTorch's CPU drivers reports.
 
-use super::factor::{check_floating, check_same_dtype, matrix_dims};
+use super::factor::{check_floating, matrix_dims};
 use crate::generated::decls::LinalgLstsqCompositeExplicit;
-use crate::iter::infer_size;
+use crate::iter::{infer_size, scalar_type_name};
 use crate::Composite;
 use oxten_runtime::{ops, DType, Error, Result, Scalar, Tensor};
 
@@ -21,13 +21,13 @@ fn right_hand_side(a: &Tensor, b: &Tensor) -> Result<(Tensor, bool)> {
     if b.dim() < 1 {
         return Err(Error::runtime(format!("{OP}: other must have at least 1 dimension.")));
     }
-    check_same_dtype(OP, ("input", a), ("other", b)).map_err(|_| {
-        Error::runtime(format!(
+    if a.dtype() != b.dtype() {
+        return Err(Error::runtime(format!(
             "{OP}: Expected input and other to have the same dtype, but got input's dtype {} and other's dtype {}",
-            crate::iter::scalar_type_name(a.dtype()),
-            crate::iter::scalar_type_name(b.dtype())
-        ))
-    })?;
+            scalar_type_name(a.dtype()),
+            scalar_type_name(b.dtype())
+        )));
+    }
     check_floating(OP, a)?;
     let dim_diff = a.dim() as i64 - b.dim() as i64;
     if !(0..=1).contains(&dim_diff) {
@@ -75,20 +75,30 @@ impl LinalgLstsqCompositeExplicit for Composite {
             Some(r) if r < 0.0 => eps,
             Some(r) => r,
         };
-        let rtol = ops::full::call(&[], Scalar::Float(rcond), Some(a.dtype()), None, Some(a.device()), None)?;
-        let pinv = ops::linalg_pinv_atol_rtol_tensor::call(&a_b, None, Some(&rtol), false)?;
-        let x = ops::matmul::call(&pinv, &b_b)?;
+        // One SVD gives the solution, the rank and the singular values: the singular values
+        // above `rcond * largest` are inverted (the pseudo-inverse's and `matrix_rank`'s cut),
+        // `X = V diag(1 / S) Uᵀ B` without forming `A⁺`.
+        let (u, s, vh) = ops::linalg_svd::call(&a_b, false, None)?;
+        let kept = if m.min(n) == 0 {
+            ops::gt::call(&s, &s)?
+        } else {
+            let largest = ops::narrow::call(&s, -1, 0, 1)?;
+            ops::gt::call(&s, &ops::mul_scalar::call(&largest, Scalar::Float(rcond))?)?
+        };
+        let zero = ops::full::call(&[], Scalar::Int(0), Some(a.dtype()), None, Some(a.device()), None)?;
+        let s_inv = ops::where_self::call(&kept, &ops::reciprocal::call(&s)?, &zero)?;
+        let ut_b = ops::mul::call(
+            &ops::matmul::call(&ops::transpose::call(&u, -2, -1)?, &b_b)?,
+            &ops::unsqueeze::call(&s_inv, -1)?,
+        )?;
+        let x = ops::matmul::call(&ops::transpose::call(&vh, -2, -1)?, &ut_b)?;
         let empty = |dtype: DType| ops::full::call(&[0], Scalar::Int(0), Some(dtype), None, Some(a.device()), None);
         let rank = if driver == "gels" {
             empty(DType::I64)?
         } else {
-            ops::linalg_matrix_rank_atol_rtol_tensor::call(&a_b, None, Some(&rtol), false)?
+            ops::sum_dim_intlist::call(&kept, Some(&[-1]), false, Some(DType::I64))?
         };
-        let singular_values = if driver == "gelsd" || driver == "gelss" {
-            ops::linalg_svdvals::call(&a_b, None)?
-        } else {
-            empty(a.dtype())?
-        };
+        let singular_values = if driver == "gelsd" || driver == "gelss" { s } else { empty(a.dtype())? };
         // PyTorch reports the residuals for a tall `A`, but not from 'gelsy', and (for the
         // rank-revealing drivers) only when every matrix has full rank.
         let full_rank =

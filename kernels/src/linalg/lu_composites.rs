@@ -2,9 +2,7 @@
 //! matrix), the deprecated `_lu_with_info` (`torch.lu`), `linalg_lu` and `lu_unpack` (the factors as matrices), `linalg_lu_solve` and the
 //! deprecated `lu_solve` (two triangular solves of the packed factors and a row permutation).
 
-use super::factor::{
-    batch_dims, check_floating, check_info, check_is_matrix, check_same_dtype, check_square, matrix_dims,
-};
+use super::factor::{batch_dims, check_info, check_solver_operands, matrix_dims};
 use crate::generated::decls::{
     LinalgLuCompositeImplicit, LinalgLuFactorCompositeImplicit, LinalgLuSolveCompositeImplicit,
     LuSolveCompositeImplicit, LuUnpackCompositeImplicit, LuWithInfoCompositeImplicit,
@@ -159,11 +157,7 @@ fn permute_rows(b: &Tensor, perm: &Tensor) -> Result<Tensor> {
 impl LinalgLuSolveCompositeImplicit for Composite {
     fn linalg_lu_solve(lu: &Tensor, pivots: &Tensor, b: &Tensor, left: bool, adjoint: bool) -> Result<Tensor> {
         const OP: &str = "linalg.lu_solve";
-        check_is_matrix(OP, "LU", lu)?;
-        check_is_matrix(OP, "B", b)?;
-        check_square(OP, "LU", lu)?;
-        check_floating(OP, lu)?;
-        check_same_dtype(OP, ("LU", lu), ("B", b))?;
+        check_solver_operands(OP, ("LU", lu), b)?;
         if pivots.dtype() != DType::I32 {
             return Err(Error::runtime(format!("{OP}: pivots should be a Tensor of scalar type torch.int32")));
         }

@@ -158,6 +158,16 @@ pub(crate) fn check_same_dtype(op: &str, (a_name, a): (&str, &Tensor), (b_name, 
     Ok(())
 }
 
+/// The checks of a solve's two operands: `A` (named `a_name`) a (batch of) square matrices in
+/// a floating dtype, `B` a (batch of) matrices of the same dtype.
+pub(crate) fn check_solver_operands(op: &str, (a_name, a): (&str, &Tensor), b: &Tensor) -> Result<()> {
+    check_is_matrix(op, a_name, a)?;
+    check_is_matrix(op, "B", b)?;
+    check_square(op, a_name, a)?;
+    check_floating(op, a)?;
+    check_same_dtype(op, (a_name, a), ("B", b))
+}
+
 /// PyTorch's `checkInputsSolver` shape check: `B`'s rows (`left`: `A X = B`) or columns
 /// (`X A = B`) match the square `A`'s size.
 pub(crate) fn check_equation_shapes(op: &str, a: &Tensor, b: &Tensor, left: bool) -> Result<()> {

@@ -2,8 +2,7 @@
 //! of) triangular `A`. A right solve is the left solve of the transposed system `Aᵀ Xᵀ = Bᵀ`.
 
 use super::{
-    batch_dims, broadcast_matrices, check_equation_shapes, check_floating, check_is_matrix, check_same_dtype,
-    check_square, dot, matrix_dims, with_field, Field,
+    batch_dims, broadcast_matrices, check_equation_shapes, check_solver_operands, dot, matrix_dims, with_field, Field,
 };
 use crate::generated::decls::LinalgSolveTriangularCpu;
 use crate::iter::infer_size;
@@ -109,11 +108,7 @@ fn solve_typed<T: Field>(a: &Tensor, b: &Tensor, upper: bool, unit: bool) -> Res
 impl LinalgSolveTriangularCpu for Cpu {
     fn linalg_solve_triangular(a: &Tensor, b: &Tensor, upper: bool, left: bool, unit: bool) -> Result<Tensor> {
         const OP: &str = "linalg.solve_triangular";
-        check_is_matrix(OP, "A", a)?;
-        check_is_matrix(OP, "B", b)?;
-        check_square(OP, "A", a)?;
-        check_floating(OP, a)?;
-        check_same_dtype(OP, ("A", a), ("B", b))?;
+        check_solver_operands(OP, ("A", a), b)?;
         check_equation_shapes(OP, a, b, left)?;
         if left {
             return with_field!(a.dtype(), T => solve_typed::<T>(a, b, upper, unit));
