@@ -368,3 +368,88 @@ fn det_double_backward_stays_finite_beside_a_singular_matrix() {
         oxten::autograd::grad_with(&[g.try_sum().unwrap()], &[batch], Default::default()).unwrap()[0].clone().unwrap();
     assert!(h.to_vec::<f64>().unwrap().iter().all(|x| x.is_finite()), "{:?}", h.to_vec::<f64>());
 }
+
+/// A random orthogonal `n x n` matrix (the `Q` of a seeded matrix's QR).
+fn orthogonal(n: i64, seed: u64) -> Tensor {
+    oxten::linalg_qr(&seeded(&[n, n], seed)).0
+}
+
+/// `Q diag(values) Pᵀ`.
+fn with_spectrum(q: &Tensor, values: &[f64], p: &Tensor) -> Tensor {
+    let d = Tensor::from_vec(values.to_vec(), &[values.len() as i64]).unwrap();
+    mm(&q.try_mul(&d.try_unsqueeze(0).unwrap()).unwrap(), &mt(p))
+}
+
+#[test]
+fn decompositions_of_hard_spectra_are_accurate_to_the_norm() {
+    // Graded, repeated, clustered and zero singular values: each within a few ε of the norm.
+    let spectra: [&[f64]; 4] = [
+        &[1.0, 1e-3, 1e-6, 1e-9, 1e-12, 1e-15, 0.0],
+        &[2.0, 2.0, 2.0, 0.5, 0.5, 0.0, 0.0],
+        &[1.0, 1.0 - 1e-12, 1.0 - 2e-12, 1e-8, 1e-8, 1e-8, 1e-8],
+        &[7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0],
+    ];
+    for (i, sigma) in spectra.iter().enumerate() {
+        let (u0, v0) = (orthogonal(7, 40 + i as u64), orthogonal(7, 50 + i as u64));
+        let a = with_spectrum(&u0, sigma, &v0);
+        let (u, s, vh) = oxten::linalg_svd(&a);
+        let want = Tensor::from_vec(sigma.to_vec(), &[7]).unwrap();
+        assert!(max_abs_diff(&s, &want) < 1e-14 * sigma[0], "spectrum {i}: {:?}", s.to_vec::<f64>());
+        assert!(orthonormality_error(&u) < 1e-14 && orthonormality_error(&mt(&vh)) < 1e-14, "spectrum {i}");
+        assert!(max_abs_diff(&with_spectrum(&u, &s.to_vec::<f64>().unwrap(), &mt(&vh)), &a) < 1e-14 * sigma[0]);
+        // The same spectra, symmetric with signs: the eigenvalues, ascending.
+        let signed: Vec<f64> = sigma.iter().enumerate().map(|(j, x)| if j % 2 == 1 { -x } else { *x }).collect();
+        let a = with_spectrum(&u0, &signed, &u0);
+        let (l, v) = oxten::linalg_eigh(&a);
+        let mut sorted = signed.clone();
+        sorted.sort_by(f64::total_cmp);
+        let want = Tensor::from_vec(sorted, &[7]).unwrap();
+        assert!(max_abs_diff(&l, &want) < 1e-14 * sigma[0], "spectrum {i}: {:?}", l.to_vec::<f64>());
+        assert!(orthonormality_error(&v) < 1e-14, "spectrum {i}");
+        assert!(max_abs_diff(&mm(&a, &v), &v.try_mul(&l.try_unsqueeze(0).unwrap()).unwrap()) < 1e-14 * sigma[0]);
+    }
+    // Zeros on the bidiagonal's diagonal (the shift matrix: singular values 1, 1, 1, 0), a
+    // zero column and a zero row: the rotations that chase them out.
+    for a in [
+        t64(&[&[0., 1., 0., 0.], &[0., 0., 1., 0.], &[0., 0., 0., 1.], &[0., 0., 0., 0.]]),
+        t64(&[&[1., 0., 2.], &[3., 0., 4.], &[5., 0., 6.]]),
+        t64(&[&[0., 0., 0.], &[1., 2., 3.], &[0., 0., 0.], &[4., 5., 6.]]),
+    ] {
+        let (u, s, vh) = ops::linalg_svd::call(&a, true, None).unwrap();
+        assert!(orthonormality_error(&u) < 1e-15 && orthonormality_error(&mt(&vh)) < 1e-15);
+        let k = s.size(0).unwrap();
+        let u_k = ops::narrow::call(&u, 1, 0, k).unwrap();
+        let back = mm(&u_k.try_mul(&s.try_unsqueeze(0).unwrap()).unwrap(), &ops::narrow::call(&vh, 0, 0, k).unwrap());
+        assert!(max_abs_diff(&back, &a) < 1e-14);
+        let mut sv = s.to_vec::<f64>().unwrap();
+        let want = match a.size(0).unwrap() {
+            4 if a.size(1).unwrap() == 4 => vec![1.0, 1.0, 1.0, 0.0],
+            3 => {
+                // The nonzero columns' 3 x 2 block [[1, 2], [3, 4], [5, 6]]: singular values
+                // from its Gram matrix [[35, 44], [44, 56]].
+                let (t, d) = (91.0f64, 35.0 * 56.0 - 44.0 * 44.0);
+                let r = (t * t / 4.0 - d).sqrt();
+                vec![(t / 2.0 + r).sqrt(), (t / 2.0 - r).sqrt(), 0.0]
+            }
+            _ => {
+                let (t, d) = (14.0f64 + 77.0, 14.0 * 77.0 - 32.0 * 32.0);
+                let r = (t * t / 4.0 - d).sqrt();
+                vec![(t / 2.0 + r).sqrt(), (t / 2.0 - r).sqrt(), 0.0]
+            }
+        };
+        sv.iter_mut().zip(&want).for_each(|(x, w)| *x -= w);
+        assert!(sv.iter().all(|x| x.abs() < 1e-14), "{sv:?}");
+    }
+    // Entries near either end of the exponent range are scaled, not squared into inf or 0.
+    let base = a43().to_vec::<f64>().unwrap();
+    let svals = [5.16179116386127923, 3.19411620089926274, 2.11329923953908461];
+    for scale in [1e300, 1e-300] {
+        let a = Tensor::from_vec(base.iter().map(|x| x * scale).collect(), &[4, 3]).unwrap();
+        let s = oxten::linalg_svdvals(&a).to_vec::<f64>().unwrap();
+        assert!(s.iter().zip(svals).all(|(x, w)| (x / scale - w).abs() < 1e-14), "{s:?}");
+        let sym = [4., 1., -2., 1., 2., 0., -2., 0., 3.].map(|x: f64| x * scale);
+        let l = oxten::linalg_eigvalsh(&Tensor::from_vec(sym.to_vec(), &[3, 3]).unwrap()).to_vec::<f64>().unwrap();
+        let want = [1.0, 2.26794919243112281, 5.73205080756887675];
+        assert!(l.iter().zip(want).all(|(x, w)| (x / scale - w).abs() < 1e-14), "{l:?}");
+    }
+}
