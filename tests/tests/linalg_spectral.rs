@@ -3,7 +3,7 @@
 //! `opinfo_samples` replays): PyTorch's values for fixed matrices (printed by PyTorch 2.15,
 //! float64), the identities the factors must satisfy on larger and batched matrices
 //! (`Q R = A`, `QᵀQ = I`, `A V = V diag(L)`, `U diag(S) Vᵀ = A`), rank-deficient, zero and empty
-//! matrices, non-finite input and bad arguments.
+//! matrices, non-finite input and bad arguments; and the matrix exponential.
 
 // PyTorch's values are pasted as it prints them (17 digits).
 #![allow(clippy::excessive_precision)]
@@ -452,4 +452,65 @@ fn decompositions_of_hard_spectra_are_accurate_to_the_norm() {
         let want = [1.0, 2.26794919243112281, 5.73205080756887675];
         assert!(l.iter().zip(want).all(|(x, w)| (x / scale - w).abs() < 1e-14), "{l:?}");
     }
+}
+
+#[test]
+fn matrix_exp_matches_pytorch_and_its_identities() {
+    // PyTorch 2.15's values (float64).
+    let a = t64(&[&[1., 2.], &[3., 4.]]);
+    let want = t64(&[&[51.96895619870502969, 74.73656456700322792], &[112.10484685050488451, 164.07380304920985736]]);
+    assert!(max_abs_diff(&oxten::linalg_matrix_exp(&a), &want) < 1e-12);
+    let b = t64(&[&[-20., 3., 1.], &[0.5, -30., 2.], &[1., 1., 5.]]);
+    let want_b = t64(&[
+        &[0.31033296223565393, 0.24496183200933030, 7.66822944067312573],
+        &[0.38284471980225249, 0.30219910791529242, 9.45997212367972296],
+        &[6.64217619727103248, 5.24301268354090766, 164.12607627204326377],
+    ]);
+    assert!(max_abs_diff(&oxten::matrix_exp(&b), &want_b) < 1e-12);
+    // A rotation generator gives the rotation; a nilpotent matrix its finite series.
+    let theta = 2.5f64;
+    let rot = oxten::linalg_matrix_exp(&t64(&[&[0., -theta], &[theta, 0.]]));
+    let want = t64(&[&[theta.cos(), -theta.sin()], &[theta.sin(), theta.cos()]]);
+    assert!(max_abs_diff(&rot, &want) < 1e-15);
+    let nil = oxten::linalg_matrix_exp(&t64(&[&[0., 1., 2.], &[0., 0., 3.], &[0., 0., 0.]]));
+    assert_eq!(nil.to_vec::<f64>().unwrap(), vec![1., 1., 3.5, 0., 1., 3., 0., 0., 1.]);
+    // A batch whose matrices need different numbers of squarings: each as when alone.
+    let x = seeded(&[3, 4, 4], 7);
+    let scale = Tensor::from_vec(vec![0.1f64, 8.0, 40.0], &[3, 1, 1]).unwrap();
+    let batch = x.try_mul(&scale).unwrap();
+    let e = oxten::linalg_matrix_exp(&batch);
+    for i in 0..3 {
+        let alone = oxten::linalg_matrix_exp(&batch.try_select(0, i).unwrap());
+        assert_eq!(e.try_select(0, i).unwrap().to_vec::<f64>().unwrap(), alone.to_vec::<f64>().unwrap());
+    }
+    // exp(A) commutes with A (to rounding relative to the sizes of both), and exp(A) exp(-A) = I
+    // where the norms are moderate.
+    for i in 0..3 {
+        let (a_i, e_i) = (batch.try_select(0, i).unwrap(), e.try_select(0, i).unwrap());
+        let commutator = max_abs_diff(&mm(&a_i, &e_i), &mm(&e_i, &a_i));
+        assert!(commutator < 1e-14 * 4.0 * max_abs(&a_i) * max_abs(&e_i), "{i}: {commutator}");
+    }
+    let moderate = batch.try_select(0, 0).unwrap();
+    let product = mm(&oxten::linalg_matrix_exp(&moderate), &oxten::linalg_matrix_exp(&moderate.try_neg().unwrap()));
+    assert!(max_abs_diff(&product, &oxten::eye(4).to_dtype(DType::F64)) < 1e-14);
+    // f32, f16 and bf16 (computed in f64 and rounded; PyTorch 2.15 gives ±inf in f16 and bf16).
+    for (dtype, tol) in [(DType::F32, 1e-5), (DType::F16, 1e-3), (DType::BF16, 1e-2)] {
+        let got = oxten::linalg_matrix_exp(&a.to_dtype(dtype)).to_dtype(DType::F64);
+        let exact = oxten::linalg_matrix_exp(&a);
+        assert!(max_abs_diff(&got.try_div(&exact).unwrap(), &oxten::ones(&[2, 2]).to_dtype(DType::F64)) < tol);
+    }
+    // Empty batches and 1 x 1 matrices (an infinity stays one, as PyTorch's).
+    assert_eq!(oxten::linalg_matrix_exp(&oxten::zeros(&[0, 3, 3])).sizes().to_vec(), vec![0, 3, 3]);
+    let inf = Tensor::from_vec(vec![f64::INFINITY], &[1, 1]).unwrap();
+    assert_eq!(oxten::linalg_matrix_exp(&inf).to_vec::<f64>().unwrap(), vec![f64::INFINITY]);
+    // PyTorch's errors.
+    let e = err(ops::linalg_matrix_exp::call(&Tensor::from_vec(vec![1i64, 2, 3, 4], &[2, 2]).unwrap()));
+    assert!(e.ends_with("linalg.matrix_exp: Expected a floating point or complex tensor as input. Got Long"), "{e}");
+    let e = err(ops::linalg_matrix_exp::call(&oxten::ones(&[2, 3])));
+    assert!(
+        e.ends_with("linalg.matrix_exp: A must be batches of square matrices, but they are 2 by 3 matrices"),
+        "{e}"
+    );
+    let e = err(ops::matrix_exp::call(&oxten::ones(&[3])));
+    assert!(e.ends_with("linalg.matrix_exp: The input tensor A must have at least 2 dimensions."), "{e}");
 }

@@ -36,6 +36,7 @@ mod householder;
 mod lstsq;
 mod lu_composites;
 mod matmul;
+mod matrix_exp;
 mod matrix_norms;
 mod mm;
 mod multi_dot;

@@ -120,6 +120,13 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("linalg_lstsq", "wide, batched, vector right-hand side", vec![r.any(&[2, 2, 4]), r.any(&[2, 2])], |x| {
             Ok(ops::linalg_lstsq::call(&x[0], &x[1], None, Some("gelsd"))?.0)
         }),
+        case("linalg_matrix_exp", "", vec![r.any(&[3, 3])], |x| ops::linalg_matrix_exp::call(&x[0])),
+        // Norms above one (scaled and squared), different per matrix.
+        case("linalg_matrix_exp", "batched, squared", vec![r.any(&[2, 3, 3])], |x| {
+            let scale = Tensor::from_vec(vec![4.0f64, 0.5], &[2, 1, 1])?;
+            ops::linalg_matrix_exp::call(&x[0].try_mul(&scale)?)
+        }),
+        case("linalg_matrix_exp", "transposed", vec![r.transposed(&[4, 4])], |x| ops::linalg_matrix_exp::call(&x[0])),
         case("linalg_pinv.atol_rtol_tensor", "hermitian", vec![r.any(&[3, 3])], |x| {
             let sym = x[0].try_add(&x[0].try_transpose(-2, -1)?)?;
             ops::linalg_pinv_atol_rtol_tensor::call(&sym, None, None, true)

@@ -23,6 +23,8 @@ mod factorizations;
 pub use factorizations::*;
 mod spectral;
 pub use spectral::*;
+mod matrix_functions;
+pub use matrix_functions::*;
 mod conv;
 pub use conv::*;
 mod reduce;
