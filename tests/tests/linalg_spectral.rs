@@ -3,7 +3,8 @@
 //! `opinfo_samples` replays): PyTorch's values for fixed matrices (printed by PyTorch 2.15,
 //! float64), the identities the factors must satisfy on larger and batched matrices
 //! (`Q R = A`, `QᵀQ = I`, `A V = V diag(L)`, `U diag(S) Vᵀ = A`), rank-deficient, zero and empty
-//! matrices, non-finite input and bad arguments; and the matrix exponential.
+//! matrices, non-finite input and bad arguments; and the matrix exponential and the LDLᵀ
+//! factorization.
 
 // PyTorch's values are pasted as it prints them (17 digits).
 #![allow(clippy::excessive_precision)]
@@ -513,4 +514,88 @@ fn matrix_exp_matches_pytorch_and_its_identities() {
     );
     let e = err(ops::matrix_exp::call(&oxten::ones(&[3])));
     assert!(e.ends_with("linalg.matrix_exp: The input tensor A must have at least 2 dimensions."), "{e}");
+}
+
+#[test]
+fn ldl_factor_and_solve_match_pytorch() {
+    // PyTorch 2.15's factors (1 x 1 pivots, then a 2 x 2 block with an interchange) and solve.
+    let a = t64(&[&[4., 1., -2., 0.5], &[1., -3., 0., 2.], &[-2., 0., 0.01, 1.], &[0.5, 2., 1., -1.]]);
+    let (ld, pivots) = oxten::linalg_ldl_factor(&a);
+    let want = t64(&[
+        &[4., 0., 0., 0.],
+        &[0.25, -3.25, 0., 0.],
+        &[-0.5, -0.15384615384615385, -0.91307692307692312, 0.],
+        &[0.125, -0.57692307692307698, 1.53846153846153855, 0.01923076923076938],
+    ]);
+    assert!(max_abs_diff(&ld, &want) < 1e-15);
+    assert_eq!(pivots.to_vec::<i32>().unwrap(), vec![1, 2, -4, -4]);
+    let b = t64(&[&[1., 2.], &[0., -1.], &[3., 1.], &[-2., 0.5]]);
+    let x = oxten::linalg_ldl_solve(&ld, &pivots, &b);
+    let want = t64(&[
+        &[-0.82522784095491586, -0.04911686426324713],
+        &[0.63456730381482385, 0.92088071618678924],
+        &[-1.49205581095249618, -0.41132349383014771],
+        &[1.36446487619969359, 0.90587950641180726],
+    ]);
+    assert!(max_abs_diff(&x, &want) < 1e-14);
+    // The strict upper triangle is not read; a 2 x 2 pivot first (the example worked in the
+    // kernel's comments: [-3, -3, 3]).
+    let (ld, pivots) = oxten::linalg_ldl_factor(&t64(&[&[1., 2., 99.], &[2., -1., 99.], &[3., 0.5, 0.1]]));
+    assert_eq!(pivots.to_vec::<i32>().unwrap(), vec![-3, -3, 3]);
+    let want = t64(&[&[1., 0., 0.], &[3., 0.1, 0.], &[0.14606741573033707, 0.61797752808988760, -1.60112359550561800]]);
+    assert!(max_abs_diff(&ld, &want) < 1e-15);
+    // Larger batched indefinite systems, a broadcast right-hand side: A X = B.
+    let x = seeded(&[3, 30, 30], 61);
+    let sym = x.try_add(&mt(&x)).unwrap();
+    let (ld, pivots) = oxten::linalg_ldl_factor(&sym);
+    let b = seeded(&[2, 1, 30, 4], 62);
+    let solution = oxten::linalg_ldl_solve(&ld, &pivots, &b);
+    assert_eq!(solution.sizes().to_vec(), vec![2, 3, 30, 4]);
+    let residual = max_abs_diff(&mm(&sym, &solution), &b.try_expand(&[2, 3, 30, 4]).unwrap());
+    assert!(residual < 1e-11, "{residual}");
+    // A singular D: info names the column; ldl_factor and check_errors raise.
+    let (ld, pivots, info) = ops::linalg_ldl_factor_ex::call(&oxten::zeros(&[2, 3, 3]), false, false).unwrap();
+    assert_eq!(info.to_vec::<i32>().unwrap(), vec![1, 1]);
+    assert_eq!(pivots.to_vec::<i32>().unwrap(), vec![1, 2, 3, 1, 2, 3]);
+    assert_eq!(max_abs(&ld), 0.0);
+    let e = err(ops::linalg_ldl_factor::call(&oxten::ones(&[3, 3]), true));
+    assert!(e.contains("torch.linalg.ldl_factor: The factorization could not be completed"), "{e}");
+    assert!(e.contains("D[1,1]"), "{e}");
+    let e = err(ops::linalg_ldl_factor_ex::call(&oxten::zeros(&[2, 3, 3]), false, true));
+    assert!(e.contains("torch.linalg.ldl_factor_ex: (Batch element 0): The factorization"), "{e}");
+    // PyTorch's errors.
+    let e = err(ops::linalg_ldl_factor_ex::call(&oxten::zeros(&[2, 3]), false, false));
+    assert!(
+        e.ends_with("torch.linalg.ldl_factor_ex: A must be batches of square matrices, but they are 2 by 3 matrices")
+    );
+    let long = Tensor::from_vec(vec![1i64, 0, 0, 1], &[2, 2]).unwrap();
+    let e = err(ops::linalg_ldl_factor_ex::call(&long, false, false));
+    assert!(e.ends_with("torch.linalg.ldl_factor_ex: Expected a floating point or complex tensor as input. Got Long"));
+    let (ld, pivots) = oxten::linalg_ldl_factor(&oxten::eye(3));
+    let e = err(ops::linalg_ldl_solve::call(&ld, &pivots, &oxten::zeros(&[2, 2]), false));
+    assert!(e.ends_with(
+        "Incompatible matrix sizes for torch.linalg.ldl_solve: each A matrix is 3 by 3 but each b matrix is 2 by 2"
+    ));
+    let e = err(ops::linalg_ldl_solve::call(
+        &ld,
+        &ops::narrow::call(&pivots, 0, 0, 2).unwrap(),
+        &oxten::zeros(&[3, 2]),
+        false,
+    ));
+    assert!(e.ends_with("torch.linalg.ldl_solve: Expected LD.shape[:-1] and pivots.shape to be the same, but got pivots with shape [2] instead"), "{e}");
+    let e = err(ops::linalg_ldl_solve::call(&ld, &pivots.to_dtype(DType::F32), &oxten::zeros(&[3, 2]), false));
+    assert!(e.ends_with("torch.linalg.ldl_solve: Expected pivots to be integers. Got Float"));
+    let e = err(ops::linalg_ldl_solve::call(&ld, &pivots, &oxten::zeros(&[3, 2]).to_dtype(DType::F64), false));
+    assert!(
+        e.ends_with("Expected b and A to have the same dtype, but found b of type Double and A of type Float instead.")
+    );
+    // Pivots that no factorization writes are refused, not followed out of bounds.
+    for bad in [vec![1i32, 4, 3], vec![0, 2, 3], vec![1, 2, -3], vec![-3, -2, 3]] {
+        let p = Tensor::from_vec(bad, &[3]).unwrap();
+        let e = err(ops::linalg_ldl_solve::call(&ld, &p, &oxten::zeros(&[3, 2]), false));
+        assert!(e.contains("torch.linalg.ldl_solve: pivots[") && e.contains("is not a valid pivot"), "{e}");
+    }
+    // int64 pivots are accepted, as PyTorch's.
+    let x = oxten::linalg_ldl_solve(&ld, &pivots.to_dtype(DType::I64), &oxten::ones(&[3, 1]));
+    assert_eq!(x.to_vec::<f32>().unwrap(), vec![1.0, 1.0, 1.0]);
 }

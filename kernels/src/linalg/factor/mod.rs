@@ -11,6 +11,7 @@
 
 mod cholesky;
 mod eigh;
+mod ldl;
 mod lu;
 mod qr;
 mod svd;
