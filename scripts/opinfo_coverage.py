@@ -31,7 +31,7 @@ def oxten_bases():
 ATEN_ALIASES = {"cross_entropy": "cross_entropy_loss", "dropout2d": "feature_dropout", "dropout3d": "feature_dropout",
                 "unique": "_unique2", "upsample_nearest": "upsample_nearest2d",
                 "upsample_bilinear": "upsample_bilinear2d", "interpolate": "upsample_nearest2d",
-                "lu": "_lu_with_info"}
+                "lu": "_lu_with_info", "T": "numpy_T", "H": "matrix_H"}
 # `Tensor.float()` and the other dtype methods: aten's `to.dtype` with the method's dtype.
 CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16", "bool": "bool",
                "byte": "uint8", "char": "int8", "short": "int16", "int": "int32", "long": "int64"}
@@ -43,6 +43,8 @@ def aten_name(op):
     if m:
         return DUNDER.get(m.group(1), m.group(1))
     name = getattr(op, "aten_name", None) or op.name
+    # `torch.ops.aten.X.default` (and an `aten_name` of `aten.X`) test aten's X itself.
+    name = re.sub(r"^(torch\.ops\.)?aten\.", "", name).removesuffix(".default")
     name = name.replace("nn.functional.", "").replace(".", "_")
     return ATEN_ALIASES.get(name, name)
 

@@ -69,7 +69,7 @@ MINOR_SAMPLES = 3
 # Operators that read their input's storage beyond the view (inputs are recorded whole).
 WHOLE_STORAGE = {"as_strided", "as_strided_copy", "as_strided_scatter"}
 # Operators whose result is uninitialized memory: only its shape and dtype compare.
-UNINITIALIZED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided"}
+UNINITIALIZED = {"empty", "empty_like", "new_empty", "new_empty_strided", "empty_strided", "empty_permuted"}
 # The largest case recorded (the bytes of its new buffers: inputs, outputs and gradients).
 MAX_CASE_BYTES = 256_000
 

@@ -464,3 +464,38 @@ fn embedding_renorm_rescales_named_rows_to_max_norm() -> Result<()> {
     close(emb.weight.to_vec::<f32>()?[3..6].to_vec(), &[2.1213202, 2.828427, 3.535534]);
     Ok(())
 }
+
+#[test]
+fn nonzero_static_truncates_or_pads() -> Result<()> {
+    let x = Tensor::from_vec(vec![0i64, 1, 1, 0, 1], &[5])?;
+    assert_eq!(oxten::ops::nonzero_static::call(&x, 2, -1)?.to_vec::<i64>()?, vec![1, 2]);
+    let m = Tensor::from_vec(vec![0i64, 1, 1, 0], &[2, 2])?;
+    let padded = oxten::ops::nonzero_static::call(&m, 4, -7)?;
+    assert_eq!(padded.sizes().to_vec(), vec![4, 2]);
+    assert_eq!(padded.to_vec::<i64>()?, vec![0, 1, 1, 0, -7, -7, -7, -7]);
+    let e = oxten::ops::nonzero_static::call(&x, -1, -1).expect_err("negative size").to_string();
+    assert!(e.ends_with("nonzero_static: 'size' must be an non-negative integer"), "{e}");
+    Ok(())
+}
+
+#[test]
+fn unsafe_masked_index_reads_and_writes_only_where_the_mask_allows() -> Result<()> {
+    // PyTorch 2.15's values: out-of-range indices where the mask is false are clamped, not read.
+    let x = Tensor::from_vec((0..12).map(|v| v as f32).collect::<Vec<_>>(), &[3, 4])?;
+    let mask = Tensor::from_vec(vec![true, false, true], &[3, 1])?;
+    let idx = Tensor::from_vec(vec![2i64, 7, -1], &[3])?;
+    let got = oxten::ops::_unsafe_masked_index::call(&x, &mask, &[Some(idx.clone())], Scalar::Float(-5.0))?;
+    assert_eq!(got.to_vec::<f32>()?, vec![8., 9., 10., 11., -5., -5., -5., -5., 8., 9., 10., 11.]);
+    let flat = Tensor::from_vec(vec![true, false, true], &[3])?;
+    let cols = Tensor::from_vec(vec![0i64, 9, 3], &[3])?;
+    let got = oxten::ops::_unsafe_masked_index::call(&x, &flat, &[Some(idx), Some(cols)], Scalar::Float(-5.0))?;
+    assert_eq!(got.to_vec::<f32>()?, vec![8., -5., 11.]);
+    let values = Tensor::from_vec([1.0f32, 2.0, 3.0].iter().flat_map(|&v| [v; 4]).collect::<Vec<_>>(), &[3, 4])?;
+    let rows = Tensor::from_vec(vec![0i64, 9, 0], &[3])?;
+    let put = oxten::ops::_unsafe_masked_index_put_accumulate::call(&x, &mask, &[Some(rows)], &values)?;
+    assert_eq!(put.to_vec::<f32>()?, vec![4., 5., 6., 7., 4., 5., 6., 7., 8., 9., 10., 11.]);
+    let bad = Tensor::from_vec(vec![0.0f32], &[1])?;
+    let e = oxten::ops::_unsafe_masked_index::call(&x, &flat, &[Some(bad)], Scalar::Int(0)).expect_err("float index");
+    assert!(e.to_string().ends_with("_unsafe_masked_index found unexpected index type Float"), "{e}");
+    Ok(())
+}

@@ -251,3 +251,27 @@ fn distances_pass_gradcheck() -> Result<()> {
     }
     Ok(())
 }
+
+#[test]
+fn safe_softmax_gives_zeros_and_no_gradient_for_rows_masked_throughout() -> Result<()> {
+    let inf = f64::NEG_INFINITY;
+    let x = Tensor::from_vec(vec![inf, inf, 1.0, 2.0], &[2, 2])?.requires_grad_(true);
+    let y = ops::_safe_softmax::call(&x, 1, None)?;
+    let v = y.to_vec::<f64>()?;
+    assert_eq!(&v[..2], &[0.0, 0.0]);
+    assert!((v[2] - 0.2689414213699951).abs() < 1e-15 && (v[3] - 0.7310585786300049).abs() < 1e-15);
+    // Plain softmax has NaNs there.
+    assert!(ops::softmax::call(&x, 1, None)?.to_vec::<f64>()?[0].is_nan());
+    let w = Tensor::from_vec(vec![1.0, 2.0, 3.0, 4.0], &[2, 2])?;
+    y.try_mul(&w)?.try_sum()?.try_backward()?;
+    let g = x.grad().expect("a gradient").to_vec::<f64>()?;
+    assert_eq!(&g[..2], &[0.0, 0.0]);
+    assert!(g.iter().all(|v| v.is_finite()));
+    // A NaN in the row is not a mask: NaNs, as PyTorch.
+    let nan = Tensor::from_vec(vec![inf, f64::NAN], &[1, 2])?;
+    assert!(ops::_safe_softmax::call(&nan, 1, None)?.to_vec::<f64>()?.iter().all(|v| v.is_nan()));
+    // `dtype` converts first, as softmax's.
+    let ints = Tensor::from_vec(vec![1i64, 2], &[1, 2])?;
+    assert_eq!(ops::_safe_softmax::call(&ints, 1, Some(DType::F64))?.dtype(), DType::F64);
+    Ok(())
+}

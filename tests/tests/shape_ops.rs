@@ -127,3 +127,52 @@ fn combinations_of_too_many_positions() {
     let w = oxten::combinations_with(&x, opts(2, true));
     assert_eq!(w.to_vec::<f32>().unwrap(), [1.0, 1.0, 1.0, 2.0, 1.0, 3.0, 2.0, 2.0, 2.0, 3.0, 3.0, 3.0]);
 }
+
+#[test]
+fn transposing_properties_are_views_with_pytorchs_checks() -> Result<()> {
+    let x = Tensor::from_vec((0..24).map(|v| v as f32).collect::<Vec<_>>(), &[2, 3, 4])?;
+    // `T` reverses every dimension; `mT`, `mH` and `adjoint` swap the last two.
+    let t = ops::numpy_T::call(&x)?;
+    assert_eq!(t.sizes().to_vec(), vec![4, 3, 2]);
+    assert_eq!(t.strides().to_vec(), vec![1, 4, 12]);
+    for swapped in [ops::mT::call(&x)?, ops::mH::call(&x)?, ops::adjoint::call(&x)?] {
+        assert_eq!(swapped.sizes().to_vec(), vec![2, 4, 3]);
+        assert_eq!(swapped.strides().to_vec(), vec![12, 1, 4]);
+        assert_eq!(swapped.storage_offset(), 0);
+        assert_eq!(swapped.data_ptr(), x.data_ptr());
+    }
+    let m = ops::matrix_H::call(&x.try_select(0, 1)?)?;
+    assert_eq!(m.to_vec::<f32>()?, ops::t::call(&x.try_select(0, 1)?)?.contiguous().to_vec::<f32>()?);
+    let err = |r: Result<Tensor>| r.expect_err("expected an error").to_string();
+    let v = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
+    assert!(err(ops::mT::call(&v))
+        .ends_with("tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor."));
+    assert!(err(ops::mH::call(&v))
+        .ends_with("tensor.mH is only supported on matrices or batches of matrices. Got 1-D tensor."));
+    assert!(err(ops::adjoint::call(&v))
+        .ends_with("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor."));
+    assert!(err(ops::matrix_H::call(&x)).ends_with(
+        "tensor.H is only supported on matrices (2-D tensors). Got 3-D tensor. For batches of matrices, consider using tensor.mH"
+    ));
+    // A 1-D `T` is the tensor itself.
+    assert_eq!(ops::numpy_T::call(&v)?.to_vec::<f32>()?, vec![1.0, 2.0]);
+    Ok(())
+}
+
+#[test]
+fn empty_permuted_lays_dimensions_out_in_the_order_given() -> Result<()> {
+    let e = ops::empty_permuted::call(&[2, 3, 4], &[0, 2, 1], None, None, None, None)?;
+    assert_eq!((e.sizes().to_vec(), e.strides().to_vec()), (vec![2, 3, 4], vec![12, 1, 3]));
+    let nhwc = ops::empty_permuted::call(&[2, 3, 4, 5], &[0, 2, 3, 1], None, None, None, None)?;
+    assert_eq!(nhwc.strides().to_vec(), vec![60, 1, 15, 3]);
+    let err = |r: Result<Tensor>| r.expect_err("expected an error").to_string();
+    assert!(err(ops::empty_permuted::call(&[2, 3], &[0], None, None, None, None)).ends_with(
+        "Number of dimensions in size does not match the length of the physical_layout; i.e. len(size) = 2 is not equal to len(physical_layout) = 1"
+    ));
+    assert!(
+        err(ops::empty_permuted::call(&[2, 3], &[0, 0], None, None, None, None)).ends_with("Duplicate dim not allowed")
+    );
+    assert!(err(ops::empty_permuted::call(&[2, 3], &[0, 2], None, None, None, None))
+        .contains("Dimension out of range (expected to be between 0 and 1, but got 2 at index 1)"));
+    Ok(())
+}

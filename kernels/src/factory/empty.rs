@@ -1,7 +1,7 @@
-//! `empty.memory_format` and `empty_strided` for CPU and meta: the allocations every other
+//! `empty.memory_format` and `empty_strided` for CPU and meta (and `empty_permuted` over them): the allocations every other
 //! factory is built on.
 
-use crate::generated::decls::{EmptyCpu, EmptyMeta, EmptyStridedCpu, EmptyStridedMeta};
+use crate::generated::decls::{EmptyCpu, EmptyMeta, EmptyPermutedCompositeExplicit, EmptyStridedCpu, EmptyStridedMeta};
 use crate::views::check_sizes_nonnegative;
 use oxten_runtime::dtype::DEFAULT_FLOAT;
 use oxten_runtime::{DType, Device, Error, Layout, MemoryFormat, Result, Tensor};
@@ -132,5 +132,43 @@ impl EmptyStridedMeta for crate::Meta {
     ) -> Result<Tensor> {
         check_strided(layout)?;
         empty_strided_on(size, stride, dtype, Device::Meta)
+    }
+}
+
+impl EmptyPermutedCompositeExplicit for crate::Composite {
+    /// `empty` of the shape in memory order (`size[physical_layout[i]]`), permuted back to
+    /// `size`: dimension `physical_layout[0]` is outermost, with PyTorch's checks.
+    fn empty_permuted(
+        size: &[i64],
+        physical_layout: &[i64],
+        dtype: Option<DType>,
+        layout: Option<Layout>,
+        device: Option<Device>,
+        pin_memory: Option<bool>,
+    ) -> Result<Tensor> {
+        let n = size.len();
+        if physical_layout.len() != n {
+            return Err(Error::runtime(format!(
+                "Number of dimensions in size does not match the length of the physical_layout; i.e. len(size) = {n} is not equal to len(physical_layout) = {}",
+                physical_layout.len()
+            )));
+        }
+        let mut seen = vec![false; n];
+        let mut inverse = vec![0i64; n];
+        for (i, &d) in physical_layout.iter().enumerate() {
+            if d < 0 || d as usize >= n {
+                return Err(Error::index(format!(
+                    "Dimension out of range (expected to be between 0 and {}, but got {d} at index {i}).  NB: negative dims not currently supported; file an issue if you want it.",
+                    n as i64 - 1
+                )));
+            }
+            if std::mem::replace(&mut seen[d as usize], true) {
+                return Err(Error::runtime("Duplicate dim not allowed"));
+            }
+            inverse[d as usize] = i as i64;
+        }
+        let physical: Vec<i64> = physical_layout.iter().map(|&d| size[d as usize]).collect();
+        let t = oxten_runtime::ops::empty::call(&physical, dtype, layout, device, pin_memory, None)?;
+        oxten_runtime::ops::permute::call(&t, &inverse)
     }
 }

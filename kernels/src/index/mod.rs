@@ -9,6 +9,7 @@ mod cuda;
 mod embedding_renorm;
 mod gather;
 mod masked;
+mod masked_index;
 mod nonzero;
 mod search;
 mod select;

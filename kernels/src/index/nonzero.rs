@@ -1,10 +1,12 @@
-//! `nonzero` and `masked_select`: the data-dependent selections, whose result size depends on
+//! `nonzero` (and `nonzero_static`) and `masked_select`: the data-dependent selections, whose result size depends on
 //! the values (so neither runs on meta tensors).
 
-use crate::generated::decls::{MaskedSelectCompositeImplicit, NonzeroCpu, NonzeroNumpyCompositeImplicit};
+use crate::generated::decls::{
+    MaskedSelectCompositeImplicit, NonzeroCpu, NonzeroNumpyCompositeImplicit, NonzeroStaticCompositeExplicit,
+};
 use crate::iter::{infer_size, to_dtype};
 use crate::{Composite, Cpu};
-use oxten_runtime::{ops, DType, Error, Result, Tensor};
+use oxten_runtime::{ops, DType, Error, MemoryFormat, Result, Scalar, Tensor};
 
 /// The row-major coordinates of the nonzero elements of `t` (NaN counts as nonzero): their
 /// number and the coordinates, `ndim` per element.
@@ -61,5 +63,28 @@ impl MaskedSelectCompositeImplicit for Composite {
             shape = vec![1];
         }
         ops::index::call(&self_.try_expand(&shape)?, &[Some(mask.try_expand(&shape)?)])
+    }
+}
+
+impl NonzeroStaticCompositeExplicit for Composite {
+    /// `nonzero`'s first `size` rows, padded with rows of `fill_value` to `size`.
+    fn nonzero_static(self_: &Tensor, size: i64, fill_value: i64) -> Result<Tensor> {
+        if size < 0 {
+            return Err(Error::runtime("nonzero_static: 'size' must be an non-negative integer"));
+        }
+        let all = ops::nonzero::call(self_)?;
+        let found = all.size(0)?;
+        if found >= size {
+            return ops::contiguous::call(&ops::narrow::call(&all, 0, 0, size)?, MemoryFormat::Contiguous);
+        }
+        let pad = ops::full::call(
+            &[size - found, self_.dim() as i64],
+            Scalar::Int(fill_value),
+            Some(DType::I64),
+            None,
+            Some(self_.device()),
+            None,
+        )?;
+        ops::cat::call(&[all, pad], 0)
     }
 }

@@ -27,6 +27,7 @@ mod embedding_bag;
 mod loss;
 mod one_hot;
 pub mod rnn_cells;
+mod safe_softmax;
 mod softmax;
 mod upsample;
 

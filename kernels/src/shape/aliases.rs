@@ -1,14 +1,17 @@
 //! Shape operators composed of others (PyTorch's CompositeImplicitAutograd ones): the flips of
-//! one dimension, `ravel`, the `*_as` views, `swapaxes`/`swapdims` (`transpose`), `atleast_Nd`
+//! one dimension, `ravel`, the `*_as` views, `swapaxes`/`swapdims` (`transpose`), the
+//! transposing properties `T`, `H`, `mT`, `mH` and `adjoint`, `atleast_Nd`
 //! and the `hstack`/`vstack`/`dstack`/`column_stack` concatenations (an empty list never reaches
 //! them: the dispatcher refuses it), with PyTorch's checks.
 
 use crate::generated::decls::{
-    Atleast1dCompositeImplicit, Atleast1dSequenceCompositeImplicit, Atleast2dCompositeImplicit,
-    Atleast2dSequenceCompositeImplicit, Atleast3dCompositeImplicit, Atleast3dSequenceCompositeImplicit,
-    ColumnStackCompositeImplicit, DstackCompositeImplicit, ExpandAsCompositeImplicit, FliplrCompositeImplicit,
-    FlipudCompositeImplicit, HstackCompositeImplicit, RavelCompositeImplicit, ReshapeAsCompositeImplicit,
-    SwapaxesCompositeImplicit, SwapdimsCompositeImplicit, ViewAsCompositeImplicit, VstackCompositeImplicit,
+    AdjointCompositeImplicit, Atleast1dCompositeImplicit, Atleast1dSequenceCompositeImplicit,
+    Atleast2dCompositeImplicit, Atleast2dSequenceCompositeImplicit, Atleast3dCompositeImplicit,
+    Atleast3dSequenceCompositeImplicit, ColumnStackCompositeImplicit, DstackCompositeImplicit,
+    ExpandAsCompositeImplicit, FliplrCompositeImplicit, FlipudCompositeImplicit, HstackCompositeImplicit,
+    MatrixAdjointCompositeImplicit, MatrixHCompositeImplicit, MatrixTransposeCompositeImplicit,
+    NumpyTCompositeImplicit, RavelCompositeImplicit, ReshapeAsCompositeImplicit, SwapaxesCompositeImplicit,
+    SwapdimsCompositeImplicit, ViewAsCompositeImplicit, VstackCompositeImplicit,
 };
 use crate::Composite;
 use oxten_runtime::{ops, Error, Result, Tensor};
@@ -144,5 +147,58 @@ impl ColumnStackCompositeImplicit for Composite {
             .map(|t| if t.dim() <= 1 { ops::reshape::call(t, &[t.numel(), 1]) } else { Ok(t.clone()) })
             .collect::<Result<Vec<_>>>()?;
         ops::hstack::call(&parts)
+    }
+}
+
+/// `tensor.mT`'s check (shared by `mH` and `adjoint`): at least two dimensions.
+fn check_batch_of_matrices(self_: &Tensor, what: &str) -> Result<()> {
+    if self_.dim() < 2 {
+        return Err(Error::runtime(format!(
+            "tensor.{what} is only supported on matrices or batches of matrices. Got {}-D tensor.",
+            self_.dim()
+        )));
+    }
+    Ok(())
+}
+
+impl NumpyTCompositeImplicit for Composite {
+    fn numpy_t(self_: &Tensor) -> Result<Tensor> {
+        let reversed: Vec<i64> = (0..self_.dim() as i64).rev().collect();
+        ops::permute::call(self_, &reversed)
+    }
+}
+
+impl MatrixHCompositeImplicit for Composite {
+    fn matrix_h(self_: &Tensor) -> Result<Tensor> {
+        if self_.dim() != 2 {
+            let hint = if self_.dim() > 2 { " For batches of matrices, consider using tensor.mH" } else { "" };
+            return Err(Error::runtime(format!(
+                "tensor.H is only supported on matrices (2-D tensors). Got {}-D tensor.{hint}",
+                self_.dim()
+            )));
+        }
+        // Real dtypes only: the conjugate transpose is the transpose.
+        ops::transpose::call(self_, 0, 1)
+    }
+}
+
+impl MatrixTransposeCompositeImplicit for Composite {
+    fn matrix_transpose(self_: &Tensor) -> Result<Tensor> {
+        check_batch_of_matrices(self_, "mT")?;
+        ops::transpose::call(self_, -2, -1)
+    }
+}
+
+impl MatrixAdjointCompositeImplicit for Composite {
+    fn matrix_adjoint(self_: &Tensor) -> Result<Tensor> {
+        check_batch_of_matrices(self_, "mH")?;
+        ops::transpose::call(self_, -2, -1)
+    }
+}
+
+impl AdjointCompositeImplicit for Composite {
+    fn adjoint(self_: &Tensor) -> Result<Tensor> {
+        check_batch_of_matrices(self_, "adjoint()")?;
+        ops::transpose::call(self_, -2, -1)
     }
 }

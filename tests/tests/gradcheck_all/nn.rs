@@ -122,6 +122,13 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
             oxten::try_threshold_backward(&x[0], &x[1], 0.5)
         }),
         // ---- softmax family ----
+        case("_safe_softmax", "", vec![r.any(&[3, 5])], |x| oxten::ops::_safe_softmax::call(&x[0], 1, None)),
+        // A row masked throughout gives zeros, and no gradient.
+        case("_safe_softmax", "an all -inf row", vec![r.any(&[2, 3])], |x| {
+            let inf = f64::NEG_INFINITY;
+            let mask = Tensor::from_vec(vec![inf, inf, inf, 0.0, inf, 0.0], &[2, 3])?;
+            oxten::ops::_safe_softmax::call(&x[0].try_add(&mask)?, -1, None)
+        }),
         case("_softmax", "last dim", vec![r.any(&[3, 5])], |x| oxten::try__softmax(&x[0], -1, false)),
         case("_softmax", "dim 0, transposed", vec![r.transposed(&[3, 4])], |x| oxten::try__softmax(&x[0], 0, false)),
         case("_softmax", "middle dim of 3-d", vec![r.any(&[2, 3, 4])], |x| oxten::try__softmax(&x[0], 1, false)),
