@@ -599,3 +599,25 @@ fn ldl_factor_and_solve_match_pytorch() {
     let x = oxten::linalg_ldl_solve(&ld, &pivots.to_dtype(DType::I64), &oxten::ones(&[3, 1]));
     assert_eq!(x.to_vec::<f32>().unwrap(), vec![1.0, 1.0, 1.0]);
 }
+
+#[test]
+fn rank_one_f32_matrices_leave_tiny_columns_that_neither_underflow_nor_hang() {
+    // Found by the operator fuzzer: five equal rows (a stride-0 expand) in f32. The reduction
+    // leaves columns of size 1e-21, whose squares underflow; the reflectors must not divide by
+    // them (that gave inf, then NaN, and a deflation test NaN never passes looped for ever).
+    let row = [0.0f32, 1.0, 1.0, 0.5, 10.0];
+    let a = Tensor::from_vec(row.to_vec(), &[1, 5]).unwrap().try_expand(&[5, 5]).unwrap();
+    let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt() * 5f32.sqrt();
+    let s = oxten::linalg_svdvals(&a).to_vec::<f32>().unwrap();
+    assert!((s[0] - norm).abs() < 1e-5 * norm && s[1..].iter().all(|x| x.abs() < 1e-5), "{s:?}");
+    let (u, s, vh) = oxten::linalg_svd(&a);
+    let back = mm(&u.try_mul(&s.try_unsqueeze(0).unwrap()).unwrap(), &vh);
+    assert!(max_abs_diff(&back, &a.contiguous()) < 1e-5);
+    let p = ops::linalg_pinv_atol_rtol_tensor::call(&a, None, None, false).unwrap();
+    assert!(max_abs_diff(&mm(&mm(&a, &p), &a), &a.contiguous()) < 1e-4);
+    // The symmetric rank-one v vᵀ: one eigenvalue ‖v‖², the others zero.
+    let v = Tensor::from_vec(row.to_vec(), &[5, 1]).unwrap();
+    let l = oxten::linalg_eigvalsh(&mm(&v, &mt(&v))).to_vec::<f32>().unwrap();
+    let sq = row.iter().map(|x| x * x).sum::<f32>();
+    assert!((l[4] - sq).abs() < 1e-5 * sq && l[..4].iter().all(|x| x.abs() < 1e-4), "{l:?}");
+}

@@ -308,6 +308,12 @@ pub fn describe_tensor(t: &Tensor) -> String {
     if t.requires_grad() {
         s.push_str(" requires_grad");
     }
+    // With OXTEN_FUZZ_VALUES set, small tensors' values too (to rebuild a failing call).
+    if std::env::var_os("OXTEN_FUZZ_VALUES").is_some() && t.numel() <= 64 {
+        if let Ok(v) = t.detach().to_f64_vec() {
+            s.push_str(&format!(" values {v:?}"));
+        }
+    }
     s
 }
 

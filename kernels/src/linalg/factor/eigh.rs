@@ -10,7 +10,8 @@
 //! columns of `Z` is two contiguous row updates.
 
 use super::{
-    batch_dims, broadcast_matrices, check_floating, check_square, dot, elems, matrix_dims, with_field, zeros_vec, Field,
+    batch_dims, broadcast_matrices, check_floating, check_square, dot, elems, make_reflector, matrix_dims, with_field,
+    zeros_vec, Field,
 };
 use crate::generated::decls::LinalgEighCpu;
 use crate::Cpu;
@@ -49,19 +50,13 @@ fn tridiagonalize<T: Field>(a: &mut [T], n: usize) -> Tridiagonal<T> {
         let (head, trailing) = a.split_at_mut((k + 1) * n);
         t.d[k] = head[k * n + k];
         let v = &mut head[k * n + k + 1..k * n + n];
-        let tail = dot(&v[1..], &v[1..]);
-        if tail == T::ZERO {
+        // `H x = α e₁` for the column below the diagonal.
+        let (alpha, beta) = make_reflector(v);
+        t.e[k] = alpha;
+        if beta == T::ZERO {
             // Already tridiagonal in this column: no reflection.
-            t.e[k] = v[0];
             continue;
         }
-        // `H x = α e₁` with `α = -sign(x₀) ‖x‖` (no cancellation in `v₀ = x₀ - α`).
-        let x0 = v[0];
-        let norm = (x0 * x0 + tail).sqrt();
-        let alpha = if x0 > T::ZERO { -norm } else { norm };
-        v[0] = x0 - alpha;
-        let beta = T::from_f64(2.0) / (v[0] * v[0] + tail);
-        t.e[k] = alpha;
         t.betas[k] = beta;
         // S ← H S H = S - v wᵀ - w vᵀ for the trailing block S, with p = β S v and
         // w = p - (β/2)(pᵀv) v.

@@ -48,7 +48,7 @@ fn swap_symmetric<T: Field>(a: &mut [T], n: usize, k: usize, kk: usize, kp: usiz
 /// Factors the row-major `n x n` matrix `a` in place (its lower triangle read; the strict upper
 /// triangle is zeroed), writing the pivots; returns LAPACK's `info`: 0, or `k + 1` for the first
 /// exactly zero column (the factorization goes on past it).
-fn factor<T: Field>(a: &mut [T], n: usize, pivots: &mut [i32]) -> i32 {
+fn bunch_kaufman<T: Field>(a: &mut [T], n: usize, pivots: &mut [i32]) -> i32 {
     // Bunch and Kaufman's α = (1 + √17) / 8, which bounds the growth of the entries.
     let alpha = (T::ONE + T::from_f64(17.0).sqrt()) / T::from_f64(8.0);
     let mut info = 0;
@@ -140,7 +140,7 @@ fn factor<T: Field>(a: &mut [T], n: usize, pivots: &mut [i32]) -> i32 {
     info
 }
 
-fn factor_typed<T: Field>(a: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
+fn ldl_factor_typed<T: Field>(a: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
     let (n, _) = matrix_dims(a);
     let nu = n as usize;
     let batch = batch_dims(a);
@@ -150,7 +150,7 @@ fn factor_typed<T: Field>(a: &Tensor) -> Result<(Tensor, Tensor, Tensor)> {
     let mut info = zeros_vec::<i32>(count, 1)?;
     if per_a > 0 {
         for ((matrix, piv), inf) in data.chunks_exact_mut(per_a).zip(pivots.chunks_exact_mut(nu)).zip(&mut info) {
-            *inf = factor(matrix, nu, piv);
+            *inf = bunch_kaufman(matrix, nu, piv);
         }
     }
     let mut piv_shape = batch.clone();
@@ -164,7 +164,7 @@ impl LinalgLdlFactorExCpu for Cpu {
         check_square(OP, "A", a)?;
         check_floating(OP, a)?;
         // Real matrices: the Hermitian factorization is the symmetric one.
-        let (ld, pivots, info) = with_field!(a.dtype(), T => factor_typed::<T>(a))?;
+        let (ld, pivots, info) = with_field!(a.dtype(), T => ldl_factor_typed::<T>(a))?;
         if check_errors {
             check_info(&info, OP, singular_block)?;
         }
@@ -206,7 +206,7 @@ fn check_pivots(pivots: &[i64], n: usize) -> Result<()> {
 
 /// Solves `A X = B` in place for the row-major `n x r` right-hand sides `b`, from one matrix's
 /// factors `ld` (row-major) and checked `pivots` (LAPACK's `sytrs`): `L D Y = B`, then `Lᵀ X = Y`.
-fn solve<T: Field>(ld: &[T], pivots: &[i64], b: &mut [T], n: usize, r: usize) {
+fn ldl_substitute<T: Field>(ld: &[T], pivots: &[i64], b: &mut [T], n: usize, r: usize) {
     let swap_rows = |b: &mut [T], i: usize, j: usize| {
         if i != j {
             for c in 0..r {
@@ -277,7 +277,7 @@ fn solve<T: Field>(ld: &[T], pivots: &[i64], b: &mut [T], n: usize, r: usize) {
     }
 }
 
-fn solve_typed<T: Field>(ld: &Tensor, pivots: &Tensor, b: &Tensor, batch: &[i64]) -> Result<Tensor> {
+fn ldl_solve_typed<T: Field>(ld: &Tensor, pivots: &Tensor, b: &Tensor, batch: &[i64]) -> Result<Tensor> {
     const OP: &str = "torch.linalg.ldl_solve";
     let (n, _) = matrix_dims(ld);
     let (_, r) = matrix_dims(b);
@@ -294,7 +294,7 @@ fn solve_typed<T: Field>(ld: &Tensor, pivots: &Tensor, b: &Tensor, batch: &[i64]
             check_pivots(piv, nu)?;
             if per_b > 0 {
                 let rhs = &mut b_data[m * per_b..(m + 1) * per_b];
-                solve(&ld_data[m * per_ld..(m + 1) * per_ld], piv, rhs, nu, ru);
+                ldl_substitute(&ld_data[m * per_ld..(m + 1) * per_ld], piv, rhs, nu, ru);
             }
         }
     }
@@ -342,7 +342,7 @@ impl LinalgLdlSolveCpu for Cpu {
             )));
         }
         let batch = infer_size(&batch_dims(ld), &batch_dims(b))?;
-        with_field!(ld.dtype(), T => solve_typed::<T>(ld, pivots, b, &batch))
+        with_field!(ld.dtype(), T => ldl_solve_typed::<T>(ld, pivots, b, &batch))
     }
 }
 

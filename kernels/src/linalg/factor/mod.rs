@@ -94,6 +94,34 @@ pub(super) fn dot<T: Field>(a: &[T], b: &[T]) -> T {
     s
 }
 
+/// The Householder reflector `H = I - τ v vᵀ` with `v[0] = 1` and `H x = β e₁` (LAPACK's
+/// `dlarfg`): overwrites `x` with `v` and returns `(β, τ)`, `τ = 0` (no reflection) when `x[1..]`
+/// is zero. Only a scaled norm and ratios are formed, so the tiny columns that a rank-deficient
+/// matrix leaves neither underflow nor overflow (`1 / vᵀv` would).
+pub(super) fn make_reflector<T: Field>(x: &mut [T]) -> (T, T) {
+    let Some((&x0, rest)) = x.split_first() else { return (T::ZERO, T::ZERO) };
+    let scale = x.iter().fold(T::ZERO, |m, v| if v.abs() > m { v.abs() } else { m });
+    if scale == T::ZERO {
+        return (x0, T::ZERO);
+    }
+    let tail = rest.iter().fold(T::ZERO, |s, &v| {
+        let r = v / scale;
+        s + r * r
+    });
+    if tail == T::ZERO {
+        return (x0, T::ZERO);
+    }
+    let head = x0 / scale;
+    let norm = scale * (head * head + tail).sqrt();
+    let beta = if x0 >= T::ZERO { -norm } else { norm };
+    let pivot = x0 - beta;
+    x[0] = T::ONE;
+    for v in &mut x[1..] {
+        *v = *v / pivot;
+    }
+    (beta, (beta - x0) / beta)
+}
+
 /// Runs `$body` with `$T` bound to the element type of `$dtype` (f32 or f64); the caller has
 /// checked the dtype with [`check_floating`].
 macro_rules! with_field {

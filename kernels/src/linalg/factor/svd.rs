@@ -13,26 +13,12 @@
 use super::eigh::rotate_rows;
 use super::qr::axpy;
 use super::{
-    batch_dims, broadcast_matrices, check_floating, check_is_matrix, dot, elems, matrix_dims, with_field, zeros_vec,
-    Field,
+    batch_dims, broadcast_matrices, check_floating, check_is_matrix, dot, elems, make_reflector, matrix_dims,
+    with_field, zeros_vec, Field,
 };
 use crate::generated::decls::LinalgSvdCpu;
 use crate::Cpu;
 use oxten_runtime::{Error, Result, Tensor};
-
-/// The reflector `H = I - β v vᵀ` with `H x = α e₁`: overwrites `x` with `v` and returns
-/// `(α, β)`; `β = 0` (no reflection) when `x` is already a multiple of `e₁`.
-fn reflector_of<T: Field>(x: &mut [T]) -> (T, T) {
-    let tail = if x.len() > 1 { dot(&x[1..], &x[1..]) } else { T::ZERO };
-    if x.is_empty() || tail == T::ZERO {
-        return (x.first().copied().unwrap_or(T::ZERO), T::ZERO);
-    }
-    let x0 = x[0];
-    let norm = (x0 * x0 + tail).sqrt();
-    let alpha = if x0 > T::ZERO { -norm } else { norm };
-    x[0] = x0 - alpha;
-    (alpha, T::from_f64(2.0) / (x[0] * x[0] + tail))
-}
 
 /// `M ← M H` for `H = I - β v vᵀ` acting on columns `c0..c0 + v.len()` of rows `rows` of the
 /// row-major matrix `m` with `cols` columns.
@@ -62,7 +48,7 @@ fn bidiagonalize<T: Field>(a: &mut [T], m: usize, n: usize) -> Bidiagonal<T> {
     for k in 0..n {
         // Left: zero column k below the diagonal. H A = A - β v (vᵀ A), row by row.
         let mut v: Vec<T> = (k..m).map(|i| a[i * n + k]).collect();
-        let (alpha, beta) = reflector_of(&mut v);
+        let (alpha, beta) = make_reflector(&mut v);
         b.d[k] = alpha;
         if beta != T::ZERO && k + 1 < n {
             let w = &mut w[k + 1..n];
@@ -80,7 +66,7 @@ fn bidiagonalize<T: Field>(a: &mut [T], m: usize, n: usize) -> Bidiagonal<T> {
         }
         // Right: zero row k right of the superdiagonal. A H = A - β (A v) vᵀ, row by row.
         let mut v = a[k * n + k + 1..k * n + n].to_vec();
-        let (alpha, beta) = reflector_of(&mut v);
+        let (alpha, beta) = make_reflector(&mut v);
         b.f[k] = alpha;
         if beta != T::ZERO {
             reflect_rows(a, n, k + 1..m, k + 1, &v, beta);
@@ -132,6 +118,11 @@ fn bidiagonal_qr<T: Field>(d: &mut [T], f: &mut [T], mut vectors: Option<Vectors
             h -= 1;
             continue;
         }
+        // Every sweep and chase counts: a NaN (which no deflation test passes) cannot loop.
+        sweeps += 1;
+        if sweeps > 30 * n {
+            return false;
+        }
         if let Some(k) = (l..h).find(|&k| d[k].abs() <= tiny) {
             // Row k is `f[k]` alone: rotations with rows k+1..=h push it right and out.
             d[k] = T::ZERO;
@@ -169,10 +160,6 @@ fn bidiagonal_qr<T: Field>(d: &mut [T], f: &mut [T], mut vectors: Option<Vectors
                 }
             }
             continue;
-        }
-        sweeps += 1;
-        if sweeps > 30 * n {
-            return false;
         }
         // Wilkinson's shift from the trailing 2 x 2 block of BᵀB.
         let t11 = d[h - 1] * d[h - 1] + if h - 1 > l { f[h - 2] * f[h - 2] } else { T::ZERO };
