@@ -106,6 +106,23 @@ fn reflectors_transposed<T: Field>(a: &[T], betas: &[T], n: usize) -> Vec<T> {
     qt
 }
 
+/// The start `l` of the unreduced block `[l, h]` at the bottom of a tridiagonal or bidiagonal
+/// matrix with diagonal `d` and off-diagonal `off` (`off[i]` joins `i` and `i + 1`): an entry
+/// negligible beside its two diagonal neighbours is set to zero, and the first such (going up
+/// from `h`) ends the block; `l == h` when `d[h]` stands alone. Shared by the eigen- and
+/// singular value sweeps.
+pub(super) fn unreduced_block<T: Field>(d: &[T], off: &mut [T], h: usize) -> usize {
+    let mut l = h;
+    while l > 0 {
+        if off[l - 1].abs() <= T::EPSILON * (d[l - 1].abs() + d[l].abs()) {
+            off[l - 1] = T::ZERO;
+            break;
+        }
+        l -= 1;
+    }
+    l
+}
+
 /// Diagonalizes the symmetric tridiagonal `(d, e)` in place by implicit QR sweeps with
 /// Wilkinson's shift, chasing the bulge down each unreduced block and deflating off-diagonal
 /// entries negligible beside their neighbours; each rotation of rows `k, k+1` is also applied
@@ -115,15 +132,7 @@ fn tridiagonal_qr<T: Field>(d: &mut [T], e: &mut [T], mut zt: Option<&mut [T]>, 
     let mut sweeps = 0;
     let mut h = n.saturating_sub(1);
     while h > 0 {
-        // The unreduced block [l, h] at the bottom.
-        let mut l = h;
-        while l > 0 {
-            if e[l - 1].abs() <= T::EPSILON * (d[l - 1].abs() + d[l].abs()) {
-                e[l - 1] = T::ZERO;
-                break;
-            }
-            l -= 1;
-        }
+        let l = unreduced_block(d, e, h);
         if l == h {
             h -= 1;
             continue;

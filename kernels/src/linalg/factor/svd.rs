@@ -10,7 +10,7 @@
 //! vectors are accumulated as the rows of `Uᵀ` and `Vᵀ`, so a rotation is two contiguous row
 //! updates.
 
-use super::eigh::rotate_rows;
+use super::eigh::{rotate_rows, unreduced_block};
 use super::qr::axpy;
 use super::{
     batch_dims, broadcast_matrices, check_floating, check_is_matrix, dot, elems, make_reflector, matrix_dims,
@@ -106,14 +106,7 @@ fn bidiagonal_qr<T: Field>(d: &mut [T], f: &mut [T], mut vectors: Option<Vectors
     let mut sweeps = 0;
     let mut h = n.saturating_sub(1);
     while h > 0 {
-        let mut l = h;
-        while l > 0 {
-            if f[l - 1].abs() <= T::EPSILON * (d[l - 1].abs() + d[l].abs()) {
-                f[l - 1] = T::ZERO;
-                break;
-            }
-            l -= 1;
-        }
+        let l = unreduced_block(d, f, h);
         if l == h {
             h -= 1;
             continue;
