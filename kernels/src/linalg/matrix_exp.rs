@@ -27,15 +27,13 @@ fn taylor(x: &Tensor, degree: usize) -> Result<Tensor> {
     let powers = [&eye, x, &x2, &x3];
     let inverse_factorial = |k: usize| 1.0 / (1..=k).map(|i| i as f64).product::<f64>();
     let block = |j: usize| -> Result<Tensor> {
-        let mut sum: Option<Tensor> = None;
-        for (i, p) in powers.iter().enumerate().take((degree + 1 - 4 * j).min(4)) {
+        // Every block has its `X⁰` term; the last holds the powers up to `degree` only.
+        let mut sum = ops::mul_scalar::call(&eye, Scalar::Float(inverse_factorial(4 * j)))?;
+        for (i, p) in powers.iter().enumerate().take((degree + 1 - 4 * j).min(4)).skip(1) {
             let term = ops::mul_scalar::call(p, Scalar::Float(inverse_factorial(4 * j + i)))?;
-            sum = Some(match sum {
-                Some(s) => ops::add::call(&s, &term, Scalar::Int(1))?,
-                None => term,
-            });
+            sum = ops::add::call(&sum, &term, Scalar::Int(1))?;
         }
-        Ok(sum.expect("every block has a term"))
+        Ok(sum)
     };
     let mut result = block(degree / 4)?;
     for j in (0..degree / 4).rev() {
