@@ -112,6 +112,19 @@ fn diagonal_and_unfold_are_views() -> Result<()> {
     Ok(())
 }
 
+/// The backward of `unfold` over an empty tensor whose unfolded dimension is huge (2^40 windows)
+/// is an empty gradient, not a list of every window's positions (found by the schema fuzzer:
+/// it asked for 8 GiB).
+#[test]
+fn unfold_backward_of_an_empty_tensor_allocates_nothing() -> Result<()> {
+    let x = oxten::zeros(&[0, 1 << 40]).requires_grad_(true);
+    let y = ops::unfold::call(&x, 1, 2, 1)?;
+    assert_eq!(y.sizes(), [0, (1 << 40) - 1, 2]);
+    let g = oxten::autograd::grad(&[y.try_sum()?], std::slice::from_ref(&x))?;
+    assert_eq!(g[0].as_ref().unwrap().sizes(), [0, 1 << 40]);
+    Ok(())
+}
+
 /// `combinations` with more positions than elements has no rows (found by the schema fuzzer:
 /// `r = i64::MAX` overflowed a capacity computation); with replacement, such an `r` is an error.
 #[test]

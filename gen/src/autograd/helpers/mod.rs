@@ -386,6 +386,11 @@ pub fn unfold_backward(grad: &Tensor, input_sizes: &[i64], dim: i64, size: i64, 
         return ops::view::call(grad, &[]);
     }
     let d = wrap_dim(dim, nd)?;
+    if grad.numel() == 0 {
+        // Nothing to scatter, and the window positions (windows · size of them) need not fit in
+        // memory when another dimension is empty.
+        return ops::zeros::call(input_sizes, Some(grad.dtype()), None, Some(grad.device()), None);
+    }
     let windows = grad.sizes()[d];
     // [.., windows (d), .., size (last)] → [.., windows, size, ..] → [.., windows·size, ..]
     let mut perm: Vec<i64> = (0..=d as i64).collect();
