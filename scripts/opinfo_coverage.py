@@ -31,7 +31,9 @@ def oxten_bases():
 ATEN_ALIASES = {"cross_entropy": "cross_entropy_loss", "dropout2d": "feature_dropout", "dropout3d": "feature_dropout",
                 "unique": "_unique2", "upsample_nearest": "upsample_nearest2d",
                 "upsample_bilinear": "upsample_bilinear2d", "interpolate": "upsample_nearest2d",
-                "lu": "_lu_with_info", "T": "numpy_T", "H": "matrix_H"}
+                "lu": "_lu_with_info", "T": "numpy_T", "H": "matrix_H",
+                # `torch.zero_(x.clone())`: the in-place form of aten's functional `zero`.
+                "zero_": "zero"}
 # `Tensor.float()` and the other dtype methods: aten's `to.dtype` with the method's dtype.
 CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16", "bool": "bool",
                "byte": "uint8", "char": "int8", "short": "int16", "int": "int32", "long": "int64"}

@@ -2,11 +2,11 @@
 
 use crate::generated::decls::{
     AddcdivCheck, AddcmulCheck, CeilCheck, DivTruncCheck, DivTruncScalarCheck, FloorCheck, FloorDivideCheck,
-    FloorDivideScalarCheck, FracCheck, GcdCheck, HeavisideCheck, HypotCheck, IntegerDivisionCheck,
-    IntegerDivisionScalarCheck, LcmCheck, LerpScalarCheck, LerpTensorCheck, Logaddexp2Check, LogaddexpCheck,
-    LshiftCheck, LshiftScalarCheck, NegCheck, PolygammaCheck, PowCheck, ReluCheck, RoundCheck, RoundDecimalsCheck,
-    RshiftCheck, RshiftScalarCheck, ScalarIntegerDivisionCheck, ScalarLshiftCheck, ScalarPowCheck, ScalarRshiftCheck,
-    SiluCheck, SubCheck, SubScalarCheck, TruncCheck,
+    FloorDivideScalarCheck, FracCheck, GcdCheck, HeavisideCheck, HypotCheck, IncompleteGammaCheck,
+    IntegerDivisionCheck, IntegerDivisionScalarCheck, LcmCheck, LerpScalarCheck, LerpTensorCheck, Logaddexp2Check,
+    LogaddexpCheck, LshiftCheck, LshiftScalarCheck, NegCheck, PolygammaCheck, PowCheck, ReluCheck, RoundCheck,
+    RoundDecimalsCheck, RshiftCheck, RshiftScalarCheck, ScalarIntegerDivisionCheck, ScalarLshiftCheck, ScalarPowCheck,
+    ScalarRshiftCheck, SiluCheck, SubCheck, SubScalarCheck, TruncCheck,
 };
 use crate::logical::promote::{result_type, Arg};
 use crate::nn::{floating_only, not_implemented};
@@ -351,5 +351,17 @@ impl RshiftScalarCheck for Meta {
 impl ScalarRshiftCheck for Meta {
     fn scalar_rshift_check(self_: Scalar, other: &Tensor) -> Result<()> {
         integer_only("rshift_cpu", result_type(&[Arg::Scalar(self_), Arg::Tensor(other)]))
+    }
+}
+
+impl IncompleteGammaCheck for Meta {
+    /// `igamma`/`igammac` have floating kernels only: integer and bool operands are refused,
+    /// as PyTorch's "not implemented for 'Long'", rather than promoted.
+    fn incomplete_gamma_check(self_: &Tensor, other: &Tensor) -> Result<()> {
+        let common = result_type(&[Arg::Tensor(self_), Arg::Tensor(other)]);
+        if !common.is_floating_point() {
+            return Err(not_implemented("igamma_cpu", common));
+        }
+        Ok(())
     }
 }

@@ -396,6 +396,55 @@ fn special_zeta_backward_in_self_is_not_implemented() -> Result<()> {
     Ok(())
 }
 
+/// `igamma`/`igammac` have floating kernels only (PyTorch: "not implemented for 'Long'"), no
+/// derivative in `a`, and `P + Q = 1`; `P(1, x) = 1 - e^-x` and `d/dx P(a, x) = x^(a-1) e^-x / Γ(a)`.
+#[test]
+fn incomplete_gamma_refuses_integers_and_differentiates_in_x_only() -> Result<()> {
+    let ints = Tensor::from_vec(vec![2i64, 3], &[2])?;
+    let err = ints.try_igamma(&ints).unwrap_err().to_string();
+    assert!(err.contains("igamma") && err.contains("Long"), "{err}");
+    // One floating operand is enough: the common dtype is float.
+    let x = Tensor::from_vec(vec![0.5f64, 2.0], &[2])?.requires_grad_(true);
+    let one = Tensor::from_vec(vec![1i64], &[1])?;
+    let p = one.try_igamma(&x)?;
+    let q = one.try_igammac(&x)?;
+    for ((p, q), x) in p.to_f64_vec()?.iter().zip(q.to_f64_vec()?).zip([0.5f64, 2.0]) {
+        assert!((p - (1.0 - (-x).exp())).abs() < 1e-15 && (p + q - 1.0).abs() < 1e-15);
+    }
+    let g = oxten::autograd::grad(&[p.try_sum()?], std::slice::from_ref(&x))?;
+    let g = g[0].as_ref().unwrap().to_f64_vec()?;
+    assert!((g[0] - (-0.5f64).exp()).abs() < 1e-15 && (g[1] - (-2.0f64).exp()).abs() < 1e-15);
+    let a = Tensor::from_vec(vec![1.5f64], &[1])?.requires_grad_(true);
+    let err = a.try_igamma(&x.detach())?.try_sum()?.try_backward().unwrap_err();
+    assert!(err.to_string().contains("igamma"), "{err}");
+    Ok(())
+}
+
+/// The orthogonal polynomials take the degree from a float tensor by truncation, give 0 for a
+/// negative or NaN degree and compute `float32` in `float32` (Hermite turns NaN above degree
+/// 128 there, 512 in `float64`, as PyTorch); they have no derivative.
+#[test]
+fn orthogonal_polynomials_follow_pytorch_conventions() -> Result<()> {
+    let x = Tensor::from_vec(vec![0.5f64, 0.5, 0.5, 0.5], &[4])?;
+    let n = Tensor::from_vec(vec![3.9f64, -1.0, f64::NAN, 200.0], &[4])?;
+    let p = ops::special_legendre_polynomial_p::call(&x, &n)?.to_f64_vec()?;
+    // P₃(x) = (5x³ - 3x) / 2.
+    assert!((p[0] - (5.0 * 0.125 - 1.5) / 2.0).abs() < 1e-15 && p[1] == 0.0 && p[2] == 0.0, "{p:?}");
+    let h32 = ops::special_hermite_polynomial_h::call(&x.to_dtype(DType::F32), &n.to_dtype(DType::F32))?;
+    assert!(h32.to_f64_vec()?[3].is_nan());
+    let h64 = ops::special_hermite_polynomial_h_n_scalar::call(&x, Scalar::Float(200.0))?.to_f64_vec()?;
+    assert!(h64[0].is_finite());
+    // Integer operands give float32, as a binary float op.
+    let t = ops::special_chebyshev_polynomial_t::call(
+        &Tensor::from_vec(vec![3i64], &[1])?,
+        &Tensor::from_vec(vec![2i64], &[1])?,
+    )?;
+    assert_eq!((t.dtype(), t.to_f64_vec()?), (DType::F32, vec![17.0]));
+    let xg = x.detach().requires_grad_(true);
+    assert!(!ops::special_chebyshev_polynomial_u::call(&xg, &n)?.requires_grad());
+    Ok(())
+}
+
 /// `rrelu` in training draws one slope per negative element from `U(lower, upper)` (seeded by
 /// the generator), keeps the positive ones, and its gradient is that slope.
 #[test]

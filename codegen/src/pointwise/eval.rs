@@ -5,6 +5,7 @@
 //! `1.0`.
 
 use super::ast::{BinaryOp, Conversion, Expr, Func, UnaryOp};
+use oxten_special::polynomials::{self, Chebyshev};
 
 fn from_bool(b: bool) -> f64 {
     if b {
@@ -114,6 +115,32 @@ fn call(func: Func, v: &[f64]) -> f64 {
         Func::I0e => oxten_special::i0e(x),
         Func::I1 => oxten_special::i1(x),
         Func::I1e => oxten_special::i1e(x),
+        Func::Igamma => oxten_special::incomplete_gamma::igamma(x, v[1]),
+        Func::Igammac => oxten_special::incomplete_gamma::igammac(x, v[1]),
+        Func::BesselJ0 => oxten_special::bessel_j0(x),
+        Func::BesselJ1 => oxten_special::bessel_j1(x),
+        Func::BesselY0 => oxten_special::bessel_y0(x),
+        Func::BesselY1 => oxten_special::bessel_y1(x),
+        Func::ModifiedBesselK0 => oxten_special::bessel_k::modified_bessel_k0(x),
+        Func::ModifiedBesselK1 => oxten_special::bessel_k::modified_bessel_k1(x),
+        Func::ScaledModifiedBesselK0 => oxten_special::bessel_k::scaled_modified_bessel_k0(x),
+        Func::ScaledModifiedBesselK1 => oxten_special::bessel_k::scaled_modified_bessel_k1(x),
+        Func::SphericalBesselJ0 => oxten_special::spherical_bessel_j0(x),
+        Func::Erfcx => oxten_special::normal::erfcx(x),
+        Func::LogNdtr => oxten_special::normal::log_ndtr(x),
+        Func::Ndtri => oxten_special::normal::ndtri(x),
+        Func::ChebyshevT => polynomials::chebyshev(Chebyshev::T, x, v[1]),
+        Func::ChebyshevU => polynomials::chebyshev(Chebyshev::U, x, v[1]),
+        Func::ChebyshevV => polynomials::chebyshev(Chebyshev::V, x, v[1]),
+        Func::ChebyshevW => polynomials::chebyshev(Chebyshev::W, x, v[1]),
+        Func::ShiftedChebyshevT => polynomials::shifted_chebyshev(Chebyshev::T, x, v[1]),
+        Func::ShiftedChebyshevU => polynomials::shifted_chebyshev(Chebyshev::U, x, v[1]),
+        Func::ShiftedChebyshevV => polynomials::shifted_chebyshev(Chebyshev::V, x, v[1]),
+        Func::ShiftedChebyshevW => polynomials::shifted_chebyshev(Chebyshev::W, x, v[1]),
+        Func::HermiteH => polynomials::hermite_h(x, v[1]),
+        Func::HermiteHe => polynomials::hermite_he(x, v[1]),
+        Func::LaguerreL => polynomials::laguerre_l(x, v[1]),
+        Func::LegendreP => polynomials::legendre_p(x, v[1]),
         Func::Floor => x.floor(),
         Func::Ceil => x.ceil(),
         Func::Round => x.round_ties_even(),

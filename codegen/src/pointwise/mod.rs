@@ -81,6 +81,14 @@
 //! | `zeta(x, q)`      | the Hurwitz zeta function Σₖ (k + q)^−x               | yes |
 //! | `i0(x)` `i1(x)`   | modified Bessel functions of the first kind, orders 0 and 1 | yes |
 //! | `i0e(x)` `i1e(x)` | e^−\|x\| · i0(x), e^−\|x\| · i1(x)                    | yes |
+//! | `igamma(a, x)` `igammac(a, x)` | regularized incomplete gamma functions P(a, x) and Q(a, x) | yes |
+//! | `bessel_j0(x)` `bessel_j1(x)` `bessel_y0(x)` `bessel_y1(x)` | Bessel functions of the first and second kinds, orders 0 and 1 (NaN at ±inf) | yes |
+//! | `modified_bessel_k0(x)` `modified_bessel_k1(x)` `scaled_modified_bessel_k0(x)` `scaled_modified_bessel_k1(x)` | modified Bessel functions of the second kind, orders 0 and 1, and e^x times them | yes |
+//! | `spherical_bessel_j0(x)` | sin(x) / x                                     | yes |
+//! | `erfcx(x)` `log_ndtr(x)` `ndtri(x)` | e^x² · erfc(x), log Φ(x), Φ⁻¹(p)       | yes |
+//! | `chebyshev_t(x, n)` `chebyshev_u(x, n)` `chebyshev_v(x, n)` `chebyshev_w(x, n)` | Chebyshev polynomials of the four kinds, degree trunc(n), in the element's own precision (as PyTorch) | yes |
+//! | `shifted_chebyshev_t(x, n)` `shifted_chebyshev_u(x, n)` `shifted_chebyshev_v(x, n)` `shifted_chebyshev_w(x, n)` | the same at 2x − 1 | yes |
+//! | `hermite_h(x, n)` `hermite_he(x, n)` `laguerre_l(x, n)` `legendre_p(x, n)` | Hermite (physicists', probabilists'), Laguerre and Legendre polynomials | yes |
 //! | `floor(x)` `ceil(x)` `trunc(x)` | rounding; integers are returned unchanged | no |
 //! | `round(x)`        | round half to even (`torch.round`); integers unchanged | no |
 //! | `reciprocal(x)`   | 1 / x                                                 | yes |

@@ -15,6 +15,20 @@
 //! * [`i0`], [`i0e`], [`i1`], [`i1e`]: modified Bessel functions of the first kind of orders 0
 //!   and 1, and their exponentially scaled forms `e^-|x| I(x)`: the power series up to
 //!   `|x| = 20`, the asymptotic expansion beyond (both below 1e-15 relative error).
+//! * [`spherical_bessel_j0`]: `sin(x) / x`, by its Taylor polynomial near 0.
+//! * [`bessel_j0`], [`bessel_j1`], [`bessel_y0`], [`bessel_y1`]: Bessel functions of the first
+//!   and second kinds of orders 0 and 1 (musl's, through the `libm` crate), NaN at `±inf` as
+//!   PyTorch's.
+//! * [`bessel_k`]: the modified Bessel functions of the second kind `K₀`, `K₁` and `eˣ K`.
+//! * [`incomplete_gamma`]: the regularized incomplete gamma functions `P(a, x)` and `Q(a, x)`.
+//! * [`normal`]: `erfcx`, and the standard normal distribution's log-CDF and quantile.
+//! * [`polynomials`]: the orthogonal polynomials (Chebyshev, Hermite, Laguerre, Legendre), in
+//!   `f32` or `f64` as PyTorch evaluates them.
+
+pub mod bessel_k;
+pub mod incomplete_gamma;
+pub mod normal;
+pub mod polynomials;
 
 /// `ln |Γ(x)|`.
 pub fn lgamma(x: f64) -> f64 {
@@ -284,6 +298,60 @@ pub fn i1e(x: f64) -> f64 {
         bessel_asymptotic(ax, 1.0) / (2.0 * std::f64::consts::PI * ax).sqrt()
     };
     v.copysign(x)
+}
+
+/// The spherical Bessel function of the first kind of order 0, `j₀(x) = sin(x) / x`: 1 at 0,
+/// 0 at `±inf`, and its Taylor polynomial of degree 14 below `|x| = ½` (PyTorch's, one term longer).
+pub fn spherical_bessel_j0(x: f64) -> f64 {
+    if x.is_infinite() {
+        return 0.0;
+    }
+    if x.abs() < 0.5 {
+        let x2 = x * x;
+        // 1 - x²/3! + x⁴/5! - … - x¹²/13! + x¹⁴/15!.
+        return 1.0
+            + x2 * (-1.0 / 6.0
+                + x2 * (1.0 / 120.0
+                    + x2 * (-1.0 / 5040.0
+                        + x2 * (1.0 / 362_880.0
+                            + x2 * (-1.0 / 39_916_800.0
+                                + x2 * (1.0 / 6_227_020_800.0 + x2 * (-1.0 / 1_307_674_368_000.0)))))));
+    }
+    x.sin() / x
+}
+
+/// The Bessel function of the first kind of order 0, `J₀(x)` (NaN at `±inf`, as PyTorch).
+pub fn bessel_j0(x: f64) -> f64 {
+    if x.is_infinite() {
+        return f64::NAN;
+    }
+    libm::j0(x)
+}
+
+/// The Bessel function of the first kind of order 1, `J₁(x)` (NaN at `±inf`, as PyTorch).
+pub fn bessel_j1(x: f64) -> f64 {
+    if x.is_infinite() {
+        return f64::NAN;
+    }
+    libm::j1(x)
+}
+
+/// The Bessel function of the second kind of order 0, `Y₀(x)`: `-inf` at 0, NaN below 0 and
+/// at `+inf` (as PyTorch).
+pub fn bessel_y0(x: f64) -> f64 {
+    if x.is_infinite() {
+        return f64::NAN;
+    }
+    libm::y0(x)
+}
+
+/// The Bessel function of the second kind of order 1, `Y₁(x)`: `-inf` at 0, NaN below 0 and
+/// at `+inf` (as PyTorch).
+pub fn bessel_y1(x: f64) -> f64 {
+    if x.is_infinite() {
+        return f64::NAN;
+    }
+    libm::y1(x)
 }
 
 #[cfg(test)]

@@ -245,6 +245,315 @@ __device__ __forceinline__ float ox_polygamma(float n, float x) {
 }
 __device__ __forceinline__ double ox_polygamma(double n, double x) { return ox_polygamma_d(n, x); }
 OX_SPECIAL2(ox_zeta, ox_zeta_d(da, db))
+// Regularized incomplete gamma functions (kernels/special/src/incomplete_gamma.rs), in double.
+__device__ double ox_t_minus_log1p(double t) {
+  if (fabs(t) >= 0.01) return t - log1p(t);
+  double power = t * t, sum = 0.0;
+  for (int k = 2; k < 14; k++) { sum += power / k; power *= -t; }
+  return sum;
+}
+__device__ double ox_lgamma1p(double a) {
+  if (fabs(a) >= 0.2) return lgamma(1.0 + a);
+  const double Z[23] = {1.6449340668482264, 1.2020569031595943, 1.0823232337111382, 1.0369277551433699,
+                        1.0173430619844491, 1.0083492773819228, 1.0040773561979444, 1.0020083928260822,
+                        1.0009945751278181, 1.0004941886041195, 1.0002460865533081, 1.0001227133475785,
+                        1.0000612481350587, 1.000030588236307, 1.0000152822594087, 1.0000076371976379,
+                        1.0000038172932649, 1.0000019082127166, 1.0000009539620339, 1.0000004769329868,
+                        1.0000002384505027, 1.0000001192199259, 1.0000000596081891};
+  double power = -a, sum = 0.0;  // (-a)^k for k = 2, 3, ...
+  for (int k = 0; k < 23; k++) { power *= -a; sum += Z[k] * power / (k + 2); }
+  return -0.5772156649015329 * a + sum;
+}
+// Returns Q; *p receives P. a, x finite and positive.
+__device__ double ox_incomplete_gamma(double a, double x, double* p) {
+  const double PI = 3.141592653589793;
+  if (a > 1e8) {
+    double t = (x - a) / a, h = ox_t_minus_log1p(t), eta = copysign(sqrt(2.0 * h), t);
+    double c0 = fabs(t) < 1e-3 ? -1.0 / 3.0 + eta * (1.0 / 12.0 - eta * (2.0 / 135.0 - eta / 864.0)) : 1.0 / t - 1.0 / eta;
+    double r = exp(-a * h) / sqrt(2.0 * PI * a) * c0, z = eta * sqrt(a / 2.0);
+    *p = 0.5 * erfc(-z) - r;
+    return 0.5 * erfc(z) + r;
+  }
+  bool q_small = x <= 0.5 ? a <= -0.4 / log(x) : (x <= 1.1 && a <= 1.1 * x);
+  if (q_small) {
+    double factor = 1.0, sum = 0.0;
+    for (int n = 1; n < 2000; n++) {
+      factor *= -x / n;
+      double term = factor / (a + n);
+      sum += term;
+      if (fabs(term) <= fabs(sum) * 1e-17) break;
+    }
+    double lx = log(x);
+    double q = -expm1(a * lx - ox_lgamma1p(a)) - exp(a * lx - lgamma(a)) * sum;
+    *p = 1.0 - q;
+    return q;
+  }
+  double front;
+  if (a < 10.0) {
+    front = exp(a * log(x) - x - lgamma(a));
+  } else {
+    double inv = 1.0 / a, inv2 = inv * inv;
+    double s = inv * (1.0 / 12.0 - inv2 * (1.0 / 360.0 - inv2 * (1.0 / 1260.0 - inv2 / 1680.0)));
+    front = exp(-a * ox_t_minus_log1p((x - a) / a) - s) * sqrt(a / (2.0 * PI));
+  }
+  if (x < a + 1.0) {
+    double term = 1.0 / a, sum = term, den = a;
+    for (int i = 0; i < 200000; i++) {
+      den += 1.0;
+      term *= x / den;
+      sum += term;
+      if (fabs(term) < fabs(sum) * 1e-17) break;
+    }
+    *p = front * sum;
+    return 1.0 - *p;
+  }
+  const double TINY = 1e-300;
+  double b = x + 1.0 - a, c = 1.0 / TINY, d = 1.0 / b, h = d;
+  for (int i = 1; i <= 200000; i++) {
+    double an = -(double)i * (i - a);
+    b += 2.0;
+    d = an * d + b;
+    if (fabs(d) < TINY) d = TINY;
+    c = b + an / c;
+    if (fabs(c) < TINY) c = TINY;
+    d = 1.0 / d;
+    double step = d * c;
+    h *= step;
+    if (fabs(step - 1.0) < 1e-16) break;
+  }
+  *p = 1.0 - front * h;
+  return front * h;
+}
+// P at the domain's edges (NaN, 0 or 1), or -1 when a and x are inside it.
+__device__ double ox_igamma_edge(double a, double x) {
+  if (isnan(a) || isnan(x) || a < 0.0 || x < 0.0) return 0.0 / 0.0;
+  if (a == 0.0) return x > 0.0 ? 1.0 : 0.0 / 0.0;
+  if (x == 0.0) return 0.0;
+  if (isinf(a)) return isinf(x) ? 0.0 / 0.0 : 0.0;
+  if (isinf(x)) return 1.0;
+  return -1.0;
+}
+__device__ double ox_igamma_d(double a, double x) {
+  double e = ox_igamma_edge(a, x), p;
+  if (e != -1.0) return e;
+  ox_incomplete_gamma(a, x, &p);
+  return p;
+}
+__device__ double ox_igammac_d(double a, double x) {
+  double e = ox_igamma_edge(a, x), p;
+  if (e != -1.0) return isnan(e) ? e : 1.0 - e;
+  return ox_incomplete_gamma(a, x, &p);
+}
+OX_SPECIAL2(ox_igamma, ox_igamma_d(da, db))
+OX_SPECIAL2(ox_igammac, ox_igammac_d(da, db))
+// Modified Bessel functions of the second kind, orders 0 and 1, plain or scaled by e^x
+// (kernels/special/src/bessel_k.rs), in double.
+__device__ double ox_bessel_k_d(int nu, double x, bool scaled) {
+  if (isnan(x) || x < 0.0) return 0.0 / 0.0;
+  if (x == 0.0) return 1.0 / 0.0;
+  if (isinf(x)) return 0.0;
+  if (x <= 2.0) {
+    double q = x * x / 4.0, lh = log(x / 2.0), psi = -0.5772156649015329, psi1 = 1.0 - 0.5772156649015329;
+    double term = 1.0, sum = nu == 0 ? psi : psi + psi1;
+    for (int k = 1; k < 40; k++) {
+      psi += 1.0 / k;
+      psi1 += 1.0 / (k + 1.0);
+      if (nu == 0) { term *= q / ((double)k * k); sum += psi * term; }
+      else { term *= q / ((double)k * (k + 1.0)); sum += (psi + psi1) * term; }
+      if (term < 1e-18) break;
+    }
+    double k = nu == 0 ? -lh * ox_bessel_d(x, 0.0, false) + sum : 1.0 / x + lh * ox_bessel_d(x, 1.0, false) - x / 4.0 * sum;
+    return scaled ? k * exp(x) : k;
+  }
+  double ks;
+  if (x <= 20.0) {
+    double sum = 0.5;
+    for (int k = 1; k < 200; k++) {
+      double t = k * 0.1, e = x * (cosh(t) - 1.0);
+      if (e > 45.0) break;
+      sum += nu == 0 ? exp(-e) : exp(-e) * cosh(t);
+    }
+    ks = 0.1 * sum;
+  } else {
+    double mu = 4.0 * nu * nu, term = 1.0, sum = 1.0;
+    for (int k = 1; k < 200; k++) {
+      double odd = 2.0 * k - 1.0, next = term * (mu - odd * odd) / (8.0 * k * x);
+      if (fabs(next) >= fabs(term)) break;
+      if (fabs(next) < fabs(sum) * 1e-17) { sum += next; break; }
+      term = next;
+      sum += term;
+    }
+    ks = sum * sqrt(3.141592653589793 / (2.0 * x));
+  }
+  return scaled ? ks : ks * exp(-x);
+}
+OX_SPECIAL1(ox_modified_bessel_k0, ox_bessel_k_d(0, d, false))
+OX_SPECIAL1(ox_modified_bessel_k1, ox_bessel_k_d(1, d, false))
+OX_SPECIAL1(ox_scaled_modified_bessel_k0, ox_bessel_k_d(0, d, true))
+OX_SPECIAL1(ox_scaled_modified_bessel_k1, ox_bessel_k_d(1, d, true))
+// sin(x)/x, erfcx, log Phi and Phi^-1 (kernels/special/src/{lib,normal}.rs), in double.
+__device__ double ox_spherical_bessel_j0_d(double x) {
+  if (isinf(x)) return 0.0;
+  if (fabs(x) < 0.5) {
+    double x2 = x * x;
+    return 1.0 + x2 * (-1.0 / 6.0 + x2 * (1.0 / 120.0 + x2 * (-1.0 / 5040.0 + x2 * (1.0 / 362880.0
+           + x2 * (-1.0 / 39916800.0 + x2 * (1.0 / 6227020800.0 + x2 * (-1.0 / 1307674368000.0)))))));
+  }
+  return sin(x) / x;
+}
+__device__ double ox_erfcx_nonnegative(double x) {
+  if (x < 5.0) return exp(x * x) * erfc(x);
+  double f = x;  // Laplace's continued fraction from its 60th term up
+  for (int k = 60; k >= 1; k--) f = x + 0.5 * k / f;
+  return 0.5641895835477563 / f;
+}
+__device__ double ox_erfcx_d(double x) {
+  if (isnan(x)) return x;
+  if (x < 0.0) return x < -26.7 ? 1.0 / 0.0 : 2.0 * exp(x * x) - ox_erfcx_nonnegative(-x);
+  return ox_erfcx_nonnegative(x);
+}
+__device__ double ox_log_ndtr_d(double x) {
+  if (x < -1.0) return log(0.5 * ox_erfcx_d(-x * 0.7071067811865476)) - 0.5 * x * x;
+  return log1p(-0.5 * erfc(x * 0.7071067811865476));
+}
+__device__ double ox_ndtri_halley(double x, double residual) {
+  double half = exp(0.25 * x * x);
+  double u = residual * 2.5066282746310007 * half * half;
+  return x - u / (1.0 + 0.5 * x * u);
+}
+__device__ double ox_ndtri_d(double p) {
+  if (isnan(p) || p < 0.0 || p > 1.0) return 0.0 / 0.0;
+  if (p == 0.0) return -1.0 / 0.0;
+  if (p == 1.0) return 1.0 / 0.0;
+  if (fabs(p - 0.5) <= 0.25) {
+    double q = 2.0 * p - 1.0, x = q * 1.2533141373155003;
+    for (int i = 0; i < 5; i++) x = ox_ndtri_halley(x, 0.5 * (erf(x * 0.7071067811865476) - q));
+    return x;
+  }
+  double sign = 1.0, lo = p;
+  if (p > 0.5) { sign = -1.0; lo = 1.0 - p; }
+  double t = sqrt(-2.0 * log(lo));
+  double x = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308))));
+  for (int i = 0; i < 3; i++) x = ox_ndtri_halley(x, 0.5 * erfc(-x * 0.7071067811865476) - lo);
+  return sign * x;
+}
+OX_SPECIAL1(ox_spherical_bessel_j0, ox_spherical_bessel_j0_d(d))
+// CUDA's own double-precision Bessel functions, NaN at +-inf as the CPU's (and PyTorch's).
+OX_SPECIAL1(ox_bessel_j0, isinf(d) ? 0.0 / 0.0 : j0(d))
+OX_SPECIAL1(ox_bessel_j1, isinf(d) ? 0.0 / 0.0 : j1(d))
+OX_SPECIAL1(ox_bessel_y0, isinf(d) ? 0.0 / 0.0 : y0(d))
+OX_SPECIAL1(ox_bessel_y1, isinf(d) ? 0.0 / 0.0 : y1(d))
+OX_SPECIAL1(ox_erfcx, ox_erfcx_d(d))
+OX_SPECIAL1(ox_log_ndtr, ox_log_ndtr_d(d))
+OX_SPECIAL1(ox_ndtri, ox_ndtri_d(d))
+// Orthogonal polynomials in the element's own precision, as the CPU kernels
+// (kernels/special/src/polynomials.rs): kind 0..3 = T, U, V, W.
+#define OX_MAX_RECURRENCE (1LL << 20)
+template <class T> __device__ long long ox_degree(T n) {
+  if (isnan(n) || n >= (T)9.223372036854775808e18 || n < (T)-9.223372036854775808e18) return -9223372036854775807LL - 1;
+  return (long long)n;
+}
+template <class T> __device__ T ox_alternating(long long n, T v) { return n % 2 == 0 ? v : -v; }
+template <class T> __device__ T ox_odd(long long n) {
+  return (T)(long long)((unsigned long long)n + (unsigned long long)n + 1ULL);
+}
+template <class T> __device__ T ox_chebyshev_outside(int kind, T x, long long n) {
+  T t = acosh(fabs(x)), half = t / (T)2.0, nf = (T)n, nh = (T)n + (T)0.5;
+  if (x < (T)0.0 && kind >= 2) kind = 5 - kind;
+  T v = kind == 0 ? cosh(nf * t) : kind == 1 ? sinh((nf + (T)1.0) * t) / sinh(t)
+      : kind == 2 ? cosh(nh * t) / cosh(half) : sinh(nh * t) / sinh(half);
+  return x > (T)0.0 ? v : ox_alternating(n, v);
+}
+template <class T> __device__ T ox_chebyshev(int kind, T x, long long n, bool shifted) {
+  const T one = (T)1.0, zero = (T)0.0;
+  if (n < 0) return zero;
+  if (fabs(x) == one) {
+    if (kind == 0) return ox_alternating(x > zero ? 0 : n, one);
+    if (kind == 1) return ox_alternating(x > zero ? 0 : n, (T)(long long)((unsigned long long)n + 1ULL));
+    if (kind == 2) return x > zero ? one : ox_alternating(n, ox_odd<T>(n));
+    return x > zero ? ox_odd<T>(n) : ox_alternating(n, one);
+  }
+  long long closed_above = kind == 0 ? 6 : !shifted ? 8 : kind == 3 ? 4 : 6;
+  if (n > closed_above && fabs(x) < one) {
+    T theta = acos(x), half = theta / (T)2.0, nh = (T)n + (T)0.5;
+    if (kind == 0) return cos((T)n * theta);
+    if (kind == 1) {
+      T n1 = (T)(long long)((unsigned long long)n + 1ULL);
+      return sin(theta) != zero ? sin(n1 * theta) / sin(theta) : n1 * cos(n1 * theta) / x;
+    }
+    if (kind == 2) return sin(half) != one ? cos(nh * theta) / cos(half) : ox_alternating(n, ox_odd<T>(n));
+    if (cos(half) != one) return sin(nh * theta) / sin(half);
+    return (x > zero && !shifted) ? ox_odd<T>(n) : ox_alternating(n, one);
+  }
+  if (n > OX_MAX_RECURRENCE && !isnan(x)) return ox_chebyshev_outside(kind, x, n);
+  T first = kind == 0 ? x : kind == 1 ? x + x : kind == 2 ? x + x - one : x + x + one;
+  if (n == 0) return one;
+  if (n == 1) return first;
+  T p = one, q = first;
+  for (long long k = 2; k <= n && !isnan(q); k++) {
+    T r = (x + x) * q - p;
+    p = q;
+    q = r;
+  }
+  return q;
+}
+template <class T> __device__ T ox_hermite(bool physicists, T x, long long n) {
+  const long long limit = sizeof(T) == 4 ? 128 : 512;
+  if (n < 0) return (T)0.0;
+  if (n == 0) return (T)1.0;
+  if (n == 1) return physicists ? x + x : x;
+  if (n > limit) return (T)(0.0 / 0.0);
+  T p = (T)1.0, q = physicists ? x + x : x, r = (T)0.0;
+  if (physicists) {
+    for (long long k = 2; k < n + n; k += 2) { r = (x + x) * q - (T)k * p; p = q; q = r; }
+    return r;
+  }
+  for (long long k = 1; k < n; k++) { r = x * q - (T)k * p; p = q; q = r; }
+  return q;
+}
+template <class T> __device__ T ox_laguerre(T x, long long n) {
+  const T one = (T)1.0;
+  if (n < 0) return (T)0.0;
+  if (fabs(x) == (T)0.0 || n == 0) return one;
+  if (n == 1) return one - x;
+  T p = one, q = one - x;
+  for (long long k = 1; k < n && !isnan(q); k++) {
+    if (k > OX_MAX_RECURRENCE) return (T)(0.0 / 0.0);
+    T r = (((T)(k + k) + (one - x)) * q - (T)k * p) / (T)(k + 1);
+    p = q;
+    q = r;
+  }
+  return q;
+}
+template <class T> __device__ T ox_legendre(T x, long long n) {
+  const T one = (T)1.0;
+  if (n < 0) return (T)0.0;
+  if (fabs(x) == one) return ox_alternating(x > (T)0.0 ? 0 : n, one);
+  if (n == 0) return one;
+  if (n == 1) return x;
+  T p = one, q = x;
+  for (long long k = 1; k < n && !isnan(q); k++) {
+    if (k > OX_MAX_RECURRENCE) return (T)(0.0 / 0.0);
+    T r = ((T)(k + k + 1) * x * q - (T)k * p) / (T)(k + 1);
+    p = q;
+    q = r;
+  }
+  return q;
+}
+#define OX_POLYNOMIAL(name, expr)                                                            \
+  template <class T> __device__ __forceinline__ T name(T x, T nf) { long long n = ox_degree(nf); return (expr); }
+OX_POLYNOMIAL(ox_chebyshev_t, ox_chebyshev(0, x, n, false))
+OX_POLYNOMIAL(ox_chebyshev_u, ox_chebyshev(1, x, n, false))
+OX_POLYNOMIAL(ox_chebyshev_v, ox_chebyshev(2, x, n, false))
+OX_POLYNOMIAL(ox_chebyshev_w, ox_chebyshev(3, x, n, false))
+OX_POLYNOMIAL(ox_shifted_chebyshev_t, ox_chebyshev(0, x + x - (T)1.0, n, true))
+OX_POLYNOMIAL(ox_shifted_chebyshev_u, ox_chebyshev(1, x + x - (T)1.0, n, true))
+OX_POLYNOMIAL(ox_shifted_chebyshev_v, ox_chebyshev(2, x + x - (T)1.0, n, true))
+OX_POLYNOMIAL(ox_shifted_chebyshev_w, ox_chebyshev(3, x + x - (T)1.0, n, true))
+OX_POLYNOMIAL(ox_hermite_h, ox_hermite(true, x, n))
+OX_POLYNOMIAL(ox_hermite_he, ox_hermite(false, x, n))
+OX_POLYNOMIAL(ox_laguerre_l, ox_laguerre(x, n))
+OX_POLYNOMIAL(ox_legendre_p, ox_legendre(x, n))
 __device__ __forceinline__ float ox_deg2rad(float x) { return x * 0.017453292519943295f; }
 __device__ __forceinline__ double ox_deg2rad(double x) { return x * 0.017453292519943295; }
 __device__ __forceinline__ float ox_rad2deg(float x) { return x * 57.29577951308232f; }

@@ -1,10 +1,10 @@
-//! Constant fills: `fill_` (the kernel), `zero_`, and the factories built on them (`zeros`,
+//! Constant fills: `fill_` (the kernel), `zero_` and `zero`, and the factories built on them (`zeros`,
 //! `ones`, `full`).
 
 use super::{scalar_to, ScalarElem};
 use crate::generated::decls::{
-    FillInplaceCpu, FillInplaceMeta, FullCompositeExplicit, OnesCompositeExplicit, ZeroInplaceCompositeExplicit,
-    ZerosCompositeExplicit,
+    FillInplaceCpu, FillInplaceMeta, FullCompositeExplicit, OnesCompositeExplicit, ZeroCompositeExplicit,
+    ZeroInplaceCompositeExplicit, ZerosCompositeExplicit,
 };
 use crate::iter::{cpu_kernel_nullary, has_internal_overlap, MemOverlap, TensorIteratorConfig, GRAIN_SIZE};
 use oxten_runtime::dtype::DEFAULT_FLOAT;
@@ -67,6 +67,13 @@ impl ZeroInplaceCompositeExplicit for crate::Composite {
     /// `fill_(0)`.
     fn zero_(self_: &Tensor) -> Result<Tensor> {
         ops::fill_scalar_::call(self_, Scalar::Int(0))
+    }
+}
+
+impl ZeroCompositeExplicit for crate::Composite {
+    /// `zeros_like(self)`: PyTorch's `zero` is `clone` then `zero_`, which keeps the strides.
+    fn zero(self_: &Tensor) -> Result<Tensor> {
+        ops::zeros_like::call(self_, None, None, None, None, None)
     }
 }
 

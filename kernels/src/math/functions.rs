@@ -2,6 +2,7 @@
 //! element type, comparisons and logic, and the floating-point functions.
 
 use super::{Element, Float, Integer};
+use oxten_special::polynomials::{self as p, Chebyshev as C};
 
 // ---------------------------------------------------------------------------
 // Conversions and literals
@@ -594,4 +595,173 @@ pub fn i1<T: Float>(x: T) -> T {
 #[inline]
 pub fn i1e<T: Float>(x: T) -> T {
     T::from_f64(oxten_special::i1e(x.to_f64()))
+}
+
+/// The regularized lower incomplete gamma function `P(a, x)` (in `f64`; see
+/// [`oxten_special::incomplete_gamma::igamma`]).
+#[inline]
+pub fn igamma<T: Float>(a: T, x: T) -> T {
+    T::from_f64(oxten_special::incomplete_gamma::igamma(a.to_f64(), x.to_f64()))
+}
+
+/// The regularized upper incomplete gamma function `Q(a, x)` (in `f64`).
+#[inline]
+pub fn igammac<T: Float>(a: T, x: T) -> T {
+    T::from_f64(oxten_special::incomplete_gamma::igammac(a.to_f64(), x.to_f64()))
+}
+
+/// `J₀(x)` (in `f64`; see [`oxten_special::bessel_j0`]).
+#[inline]
+pub fn bessel_j0<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::bessel_j0(x.to_f64()))
+}
+
+/// `J₁(x)` (in `f64`).
+#[inline]
+pub fn bessel_j1<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::bessel_j1(x.to_f64()))
+}
+
+/// `Y₀(x)` (in `f64`).
+#[inline]
+pub fn bessel_y0<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::bessel_y0(x.to_f64()))
+}
+
+/// `Y₁(x)` (in `f64`).
+#[inline]
+pub fn bessel_y1<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::bessel_y1(x.to_f64()))
+}
+
+/// `modified_bessel_k0` (in `f64`; see [`oxten_special::bessel_k::modified_bessel_k0`]).
+#[inline]
+pub fn modified_bessel_k0<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::bessel_k::modified_bessel_k0(x.to_f64()))
+}
+
+/// `modified_bessel_k1` (in `f64`; see [`oxten_special::bessel_k::modified_bessel_k1`]).
+#[inline]
+pub fn modified_bessel_k1<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::bessel_k::modified_bessel_k1(x.to_f64()))
+}
+
+/// `scaled_modified_bessel_k0` (in `f64`; see [`oxten_special::bessel_k::scaled_modified_bessel_k0`]).
+#[inline]
+pub fn scaled_modified_bessel_k0<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::bessel_k::scaled_modified_bessel_k0(x.to_f64()))
+}
+
+/// `scaled_modified_bessel_k1` (in `f64`; see [`oxten_special::bessel_k::scaled_modified_bessel_k1`]).
+#[inline]
+pub fn scaled_modified_bessel_k1<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::bessel_k::scaled_modified_bessel_k1(x.to_f64()))
+}
+
+/// `sin(x) / x` (in `f64`; see [`oxten_special::spherical_bessel_j0`]).
+#[inline]
+pub fn spherical_bessel_j0<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::spherical_bessel_j0(x.to_f64()))
+}
+
+/// `exp(x²) erfc(x)` (in `f64`; see [`oxten_special::normal::erfcx`]).
+#[inline]
+pub fn erfcx<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::normal::erfcx(x.to_f64()))
+}
+
+/// The log of the standard normal CDF (in `f64`; see [`oxten_special::normal::log_ndtr`]).
+#[inline]
+pub fn log_ndtr<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::normal::log_ndtr(x.to_f64()))
+}
+
+/// The standard normal quantile (in `f64`; see [`oxten_special::normal::ndtri`]).
+#[inline]
+pub fn ndtri<T: Float>(p: T) -> T {
+    T::from_f64(oxten_special::normal::ndtri(p.to_f64()))
+}
+
+/// An orthogonal polynomial computed in the element type itself (`f32` or `f64`), as PyTorch's
+/// kernels do, so that its long recurrence rounds as theirs: `single` for `f32`, `double` for
+/// `f64` (the same function; closures cannot be generic).
+#[inline]
+fn in_own_precision<T: Float>(x: T, n: T, single: fn(f32, f32) -> f32, double: fn(f64, f64) -> f64) -> T {
+    if std::mem::size_of::<T>() == 4 {
+        T::from_f64(single(x.to_f64() as f32, n.to_f64() as f32) as f64)
+    } else {
+        T::from_f64(double(x.to_f64(), n.to_f64()))
+    }
+}
+
+/// The Chebyshev polynomial of the first kind `T_n(x)`.
+#[inline]
+pub fn chebyshev_t<T: Float>(x: T, n: T) -> T {
+    in_own_precision(x, n, |x, n| p::chebyshev(C::T, x, n), |x, n| p::chebyshev(C::T, x, n))
+}
+
+/// The Chebyshev polynomial of the second kind `U_n(x)`.
+#[inline]
+pub fn chebyshev_u<T: Float>(x: T, n: T) -> T {
+    in_own_precision(x, n, |x, n| p::chebyshev(C::U, x, n), |x, n| p::chebyshev(C::U, x, n))
+}
+
+/// The Chebyshev polynomial of the third kind `V_n(x)`.
+#[inline]
+pub fn chebyshev_v<T: Float>(x: T, n: T) -> T {
+    in_own_precision(x, n, |x, n| p::chebyshev(C::V, x, n), |x, n| p::chebyshev(C::V, x, n))
+}
+
+/// The Chebyshev polynomial of the fourth kind `W_n(x)`.
+#[inline]
+pub fn chebyshev_w<T: Float>(x: T, n: T) -> T {
+    in_own_precision(x, n, |x, n| p::chebyshev(C::W, x, n), |x, n| p::chebyshev(C::W, x, n))
+}
+
+/// `T_n(2x - 1)`.
+#[inline]
+pub fn shifted_chebyshev_t<T: Float>(x: T, n: T) -> T {
+    in_own_precision(x, n, |x, n| p::shifted_chebyshev(C::T, x, n), |x, n| p::shifted_chebyshev(C::T, x, n))
+}
+
+/// `U_n(2x - 1)`.
+#[inline]
+pub fn shifted_chebyshev_u<T: Float>(x: T, n: T) -> T {
+    in_own_precision(x, n, |x, n| p::shifted_chebyshev(C::U, x, n), |x, n| p::shifted_chebyshev(C::U, x, n))
+}
+
+/// `V_n(2x - 1)`.
+#[inline]
+pub fn shifted_chebyshev_v<T: Float>(x: T, n: T) -> T {
+    in_own_precision(x, n, |x, n| p::shifted_chebyshev(C::V, x, n), |x, n| p::shifted_chebyshev(C::V, x, n))
+}
+
+/// `W_n(2x - 1)`.
+#[inline]
+pub fn shifted_chebyshev_w<T: Float>(x: T, n: T) -> T {
+    in_own_precision(x, n, |x, n| p::shifted_chebyshev(C::W, x, n), |x, n| p::shifted_chebyshev(C::W, x, n))
+}
+
+/// The physicists' Hermite polynomial `H_n(x)`.
+#[inline]
+pub fn hermite_h<T: Float>(x: T, n: T) -> T {
+    in_own_precision(x, n, p::hermite_h, p::hermite_h)
+}
+
+/// The probabilists' Hermite polynomial `He_n(x)`.
+#[inline]
+pub fn hermite_he<T: Float>(x: T, n: T) -> T {
+    in_own_precision(x, n, p::hermite_he, p::hermite_he)
+}
+
+/// The Laguerre polynomial `L_n(x)`.
+#[inline]
+pub fn laguerre_l<T: Float>(x: T, n: T) -> T {
+    in_own_precision(x, n, p::laguerre_l, p::laguerre_l)
+}
+
+/// The Legendre polynomial `P_n(x)`.
+#[inline]
+pub fn legendre_p<T: Float>(x: T, n: T) -> T {
+    in_own_precision(x, n, p::legendre_p, p::legendre_p)
 }

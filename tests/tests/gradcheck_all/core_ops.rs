@@ -134,7 +134,8 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("mm", "same input twice", vec![r.any(&[3, 3])], |x| x[0].try_mm(&x[0])),
         // ---- writes ----
         case("fill_.Scalar", "", vec![r.any(&[4])], |x| fresh(&x[0])?.try_fill_scalar_(2.0)),
-        case("zero_", "", vec![r.any(&[4])], |x| fresh(&x[0])?.try_zero_()),
+        case("zero", "", vec![r.transposed(&[2, 3])], |x| ops::zero::call(&x[0])),
+        case("zero", "in-place", vec![r.any(&[4])], |x| fresh(&x[0])?.try_zero_()),
         case("copy_", "broadcast source", vec![r.any(&[2, 3]), r.any(&[3])], |x| {
             fresh(&x[0])?.try_copy_(&x[1])?.try_mul(&x[0])
         }),

@@ -59,8 +59,47 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("special_i1", "", vec![r.any(&[2, 3])], |x| ops::special_i1::call(&x[0])),
         case("special_i1", "at 0", vec![leaf(vec![0.0, 1.5], &[2])], |x| ops::special_i1::call(&x[0])),
         case("special_i1e", "", vec![r.any(&[2, 3])], |x| ops::special_i1e::call(&x[0])),
+        case("special_modified_bessel_i0", "", vec![r.any(&[2, 3])], |x| ops::special_modified_bessel_i0::call(&x[0])),
+        case("special_modified_bessel_i1", "through 0", vec![leaf(vec![0.0, -1.5, 2.5], &[3])], |x| {
+            ops::special_modified_bessel_i1::call(&x[0])
+        }),
+        case("special_bessel_j0", "", vec![r.any(&[2, 3])], |x| ops::special_bessel_j0::call(&x[0])),
+        case("special_bessel_j1", "through 0", vec![leaf(vec![0.0, -1.5, 2.5, 7.0], &[4])], |x| {
+            ops::special_bessel_j1::call(&x[0])
+        }),
+        case("special_bessel_y0", "positive", vec![r.pos(&[2, 3])], |x| ops::special_bessel_y0::call(&x[0])),
+        case("special_bessel_y1", "positive", vec![leaf(vec![0.4, 1.5, 2.5, 9.0], &[4])], |x| {
+            ops::special_bessel_y1::call(&x[0])
+        }),
+        case(
+            "special_modified_bessel_k0",
+            "all three ranges",
+            vec![leaf(vec![0.3, 1.9, 2.5, 12.0, 24.0], &[5])],
+            |x| ops::special_modified_bessel_k0::call(&x[0]),
+        ),
+        case(
+            "special_modified_bessel_k1",
+            "all three ranges",
+            vec![leaf(vec![0.3, 1.9, 2.5, 12.0, 24.0], &[5])],
+            |x| ops::special_modified_bessel_k1::call(&x[0]),
+        ),
+        case("special_erfcx", "both tails", vec![leaf(vec![-2.5, -0.4, 0.3, 1.8, 4.5, 7.5], &[2, 3])], |x| {
+            ops::special_erfcx::call(&x[0])
+        }),
+        case("special_log_ndtr", "both tails", vec![leaf(vec![-9.0, -2.0, -0.7, 0.4, 1.9, 5.0], &[2, 3])], |x| {
+            ops::special_log_ndtr::call(&x[0])
+        }),
+        case("special_ndtri", "", vec![leaf(vec![0.01, 0.2, 0.45, 0.55, 0.8, 0.995], &[2, 3])], |x| {
+            ops::special_ndtri::call(&x[0])
+        }),
         case("special_zeta", "q only (self has no derivative)", vec![r.pos(&[2, 3])], |x| {
             ops::special_zeta::call(&oxten::Tensor::from_vec(vec![2.5, 3.0, 4.5], &[3])?, &x[0])
+        }),
+        case("igamma", "x only (a has no derivative)", vec![r.pos(&[2, 3])], |x| {
+            ops::igamma::call(&oxten::Tensor::from_vec(vec![0.7, 2.5, 12.0], &[3])?, &x[0])
+        }),
+        case("igammac", "x only (a has no derivative)", vec![r.pos(&[2, 3])], |x| {
+            ops::igammac::call(&oxten::Tensor::from_vec(vec![0.7, 2.5, 12.0], &[3])?, &x[0])
         }),
         case("special_zeta.self_scalar", "", vec![r.pos(&[2, 3])], |x| {
             ops::special_zeta_self_scalar::call(Scalar::Float(3.0), &x[0])

@@ -80,6 +80,21 @@ pub fn i1_backward(grad: &Tensor, x: &Tensor, result: &Tensor) -> Result<Tensor>
     grad.try_mul(&where_(&ok, &d, &half)?)
 }
 
+/// `grad · (order0(x) - result / x)`, the derivative of a Bessel function of order 1 (`J₁`, `Y₁`)
+/// through its order-0 partner, and `at_zero` at `x = 0` (PyTorch's 1/2 for `J₁`, inf for `Y₁`).
+pub fn bessel_order_one_backward(
+    grad: &Tensor,
+    x: &Tensor,
+    result: &Tensor,
+    order0: fn(&Tensor) -> Result<Tensor>,
+    at_zero: f64,
+) -> Result<Tensor> {
+    let zero = x.try_eq_scalar(0)?;
+    let safe = x.try_masked_fill_scalar(&zero, Scalar::Float(1.0))?;
+    let d = order0(&safe)?.try_sub(&result.try_div(&safe)?)?;
+    grad.try_mul(&d.try_masked_fill_scalar(&zero, Scalar::Float(at_zero))?)
+}
+
 /// `grad · d/dx[e^-|x| I₁(x)] = grad · (i0e(x) - i1e(x) · (sgn(x) + 1/x))`, and 1/2 at `x = 0`
 /// (PyTorch's `i1e_backward`).
 pub fn i1e_backward(grad: &Tensor, x: &Tensor, result: &Tensor) -> Result<Tensor> {
@@ -88,6 +103,29 @@ pub fn i1e_backward(grad: &Tensor, x: &Tensor, result: &Tensor) -> Result<Tensor
     let d = ops::special_i0e::call(&safe)?.try_sub(&result.try_mul(&scale)?)?;
     let half = ops::full_like::call(&d, Scalar::Float(0.5), None, None, None, None, None)?;
     grad.try_mul(&where_(&ok, &d, &half)?)
+}
+
+/// `x^(a-1) e^-x / Γ(a)`, the derivative of `igamma(a, x)` in `x` (and minus that of `igammac`).
+pub fn incomplete_gamma_dx(a: &Tensor, x: &Tensor) -> Result<Tensor> {
+    a.try_add_scalar(-1.0)?.try_mul(&x.try_log()?)?.try_sub(x)?.try_sub(&a.try_lgamma()?)?.try_exp()
+}
+
+/// The forward derivative of `igamma(self, other)` (`upper`: of `igammac`): `other_t` times
+/// [`incomplete_gamma_dx`]. PyTorch has no derivative in `self`, so a non-zero tangent of it is
+/// an error rather than a silently dropped term.
+pub fn incomplete_gamma_jvp(
+    self_t: &Tensor,
+    self_p: &Tensor,
+    other_t: &Tensor,
+    other_p: &Tensor,
+    upper: bool,
+) -> Result<Tensor> {
+    let op = if upper { "igammac" } else { "igamma" };
+    if !self_t.is_meta() && self_t.try_ne_scalar(0)?.try_any()?.item::<bool>()? {
+        return derivative_not_implemented(op, "self");
+    }
+    let d = incomplete_gamma_dx(self_p, other_p)?;
+    other_t.try_mul(&if upper { d.try_neg()? } else { d })
 }
 
 /// The forward derivative of `special_zeta(self, other)`: `other_t · -self · ζ(self + 1, other)`.
