@@ -420,6 +420,25 @@ fn incomplete_gamma_refuses_integers_and_differentiates_in_x_only() -> Result<()
     Ok(())
 }
 
+/// The order-1 Bessel derivatives share one helper: `I₁` and `J₁` take their limit 1/2 at and
+/// near 0, the singular `Y₁` keeps its huge finite derivative (6.4e33 at 1e-17) and is inf only
+/// at 0, and a NaN input gives a NaN gradient in all three (PyTorch 2.15's values).
+#[test]
+fn order_one_bessel_derivatives_at_zero_tiny_and_nan() -> Result<()> {
+    let grad_of = |f: fn(&Tensor) -> Result<Tensor>| -> Result<Vec<f64>> {
+        let x = Tensor::from_vec(vec![f64::NAN, 1e-17, 0.0], &[3])?.requires_grad_(true);
+        let g = oxten::autograd::grad(&[f(&x)?.try_sum()?], std::slice::from_ref(&x))?;
+        g[0].as_ref().unwrap().to_f64_vec()
+    };
+    for f in [ops::special_i1::call, ops::special_modified_bessel_i1::call, ops::special_bessel_j1::call] {
+        let g = grad_of(f)?;
+        assert!(g[0].is_nan() && g[1] == 0.5 && g[2] == 0.5, "{g:?}");
+    }
+    let g = grad_of(ops::special_bessel_y1::call)?;
+    assert!(g[0].is_nan() && (g[1] / 6.366_197_723_675_813e33 - 1.0).abs() < 1e-12 && g[2] == f64::INFINITY, "{g:?}");
+    Ok(())
+}
+
 /// The orthogonal polynomials take the degree from a float tensor by truncation, give 0 for a
 /// negative or NaN degree and compute `float32` in `float32` (Hermite turns NaN above degree
 /// 128 there, 512 in `float64`, as PyTorch); they have no derivative.

@@ -63,25 +63,26 @@ pub fn derivative_not_implemented(op: &str, arg: &str) -> Result<Tensor> {
     Err(oxten_runtime::Error::runtime(format!("the derivative of {op} for '{arg}' is not implemented")))
 }
 
-/// `|x|` above the dtype's epsilon (where `1/x` is safe), and `x` with the tiny ones replaced by
-/// epsilon: the Bessel `I₁` derivatives divide by `x` and take their limit 1/2 at 0.
+/// Whether `|x|` is not at or below the dtype's epsilon (where `1/x` is safe; NaN is not tiny, so
+/// it propagates as in PyTorch), and `x` with the tiny ones replaced by epsilon: the Bessel `I₁`
+/// and `J₁` derivatives divide by `x` and take their limit 1/2 at 0.
 fn not_tiny(x: &Tensor) -> Result<(Tensor, Tensor)> {
     let eps = if x.dtype() == oxten_runtime::DType::F64 { f64::EPSILON } else { f32::EPSILON as f64 };
-    let ok = x.try_abs()?.try_gt_scalar(eps)?;
-    let safe = x.try_masked_fill_scalar(&ok.try_logical_not()?, Scalar::Float(eps))?;
-    Ok((ok, safe))
+    let tiny = x.try_abs()?.try_le_scalar(eps)?;
+    let safe = x.try_masked_fill_scalar(&tiny, Scalar::Float(eps))?;
+    Ok((tiny.try_logical_not()?, safe))
 }
 
 /// `grad · I₁'(x)` with `I₁'(x) = I₀(x) - I₁(x)/x`, and 1/2 at `x = 0` (PyTorch's `i1_backward`).
 pub fn i1_backward(grad: &Tensor, x: &Tensor, result: &Tensor) -> Result<Tensor> {
-    let (ok, safe) = not_tiny(x)?;
-    let d = ops::i0::call(&safe)?.try_sub(&result.try_div(&safe)?)?;
-    let half = ops::full_like::call(&d, Scalar::Float(0.5), None, None, None, None, None)?;
-    grad.try_mul(&where_(&ok, &d, &half)?)
+    bessel_order_one_backward(grad, x, result, ops::i0::call, 0.5)
 }
 
-/// `grad · (order0(x) - result / x)`, the derivative of a Bessel function of order 1 (`J₁`, `Y₁`)
-/// through its order-0 partner, and `at_zero` at `x = 0` (PyTorch's 1/2 for `J₁`, inf for `Y₁`).
+/// `grad · (order0(x) - result / x)`, the derivative of a Bessel function of order 1 (`I₁`, `J₁`,
+/// `Y₁`) through its order-0 partner, and its limit `at_zero` at 0 (1/2 for `I₁` and `J₁`, inf for
+/// `Y₁`). Where that limit is finite the function is regular at 0, and below epsilon `result / x`
+/// (a subnormal over a subnormal) would only lose it: the limit is used there; a singular `Y₁`
+/// keeps its huge finite derivative down to 0 itself.
 pub fn bessel_order_one_backward(
     grad: &Tensor,
     x: &Tensor,
@@ -89,10 +90,15 @@ pub fn bessel_order_one_backward(
     order0: fn(&Tensor) -> Result<Tensor>,
     at_zero: f64,
 ) -> Result<Tensor> {
-    let zero = x.try_eq_scalar(0)?;
-    let safe = x.try_masked_fill_scalar(&zero, Scalar::Float(1.0))?;
+    let (ok, safe) = if at_zero.is_finite() {
+        not_tiny(x)?
+    } else {
+        let ok = x.try_ne_scalar(0)?;
+        let safe = x.try_masked_fill_scalar(&ok.try_logical_not()?, Scalar::Float(1.0))?;
+        (ok, safe)
+    };
     let d = order0(&safe)?.try_sub(&result.try_div(&safe)?)?;
-    grad.try_mul(&d.try_masked_fill_scalar(&zero, Scalar::Float(at_zero))?)
+    grad.try_mul(&d.try_masked_fill_scalar(&ok.try_logical_not()?, Scalar::Float(at_zero))?)
 }
 
 /// `grad · d/dx[e^-|x| I₁(x)] = grad · (i0e(x) - i1e(x) · (sgn(x) + 1/x))`, and 1/2 at `x = 0`
