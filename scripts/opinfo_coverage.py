@@ -33,7 +33,9 @@ ATEN_ALIASES = {"cross_entropy": "cross_entropy_loss", "dropout2d": "feature_dro
                 "upsample_bilinear": "upsample_bilinear2d", "interpolate": "upsample_nearest2d",
                 "lu": "_lu_with_info", "T": "numpy_T", "H": "matrix_H",
                 # `torch.zero_(x.clone())`: the in-place form of aten's functional `zero`.
-                "zero_": "zero"}
+                "zero_": "zero",
+                # `F.grid_sample` spells aten's `grid_sampler`'s integer modes as strings.
+                "grid_sample": "grid_sampler"}
 # `Tensor.float()` and the other dtype methods: aten's `to.dtype` with the method's dtype.
 CONVERSIONS = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16", "bool": "bool",
                "byte": "uint8", "char": "int8", "short": "int16", "int": "int32", "long": "int64"}

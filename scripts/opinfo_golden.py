@@ -894,6 +894,16 @@ def aten_route(info, args, kwargs, bases):
             kwargs = {**kwargs, "mode": "bilinear", "align_corners": True}
         base, call = interpolate_call(args, kwargs)
         return (base, None, None) if call is None else (call, {}, [base])
+    if info.name == "nn.functional.grid_sample":
+        # `F.grid_sample(input, grid, mode, padding_mode, align_corners)` is aten's `grid_sampler`
+        # with the modes as integers and `align_corners=None` as False.
+        kw = {**dict(zip(["mode", "padding_mode", "align_corners"], args[2:])), **kwargs}
+        modes = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+        paddings = {"zeros": 0, "border": 1, "reflection": 2}
+        call = {"interpolation_mode": modes[kw.get("mode", "bilinear")],
+                "padding_mode": paddings[kw.get("padding_mode", "zeros")],
+                "align_corners": bool(kw.get("align_corners"))}
+        return args[:2], call, ["grid_sampler"]
     if info.name == "lu":
         # `torch.lu(A, pivot, get_infos)` is aten's `_lu_with_info(A, pivot, check_errors=not get_infos)`.
         args, kwargs = list(args), dict(kwargs)
@@ -1085,6 +1095,9 @@ def record_error(rec, info, bases, overloads, e, skip):
         skip(f"error input: {why_unbound(info, s)}")
         return None
     op, name, bound = r
+    if any(t.device.type != "cpu" for t in tensors_in([v for _, v, _ in bound])):
+        skip("error input: a tensor on another device than the CPU")
+        return None
     try:
         call_bound(op, bound)
     except Exception as ex:

@@ -52,6 +52,11 @@ for x in [1e-300, 1e-5, 0.3, 1.0, 1.999, 2.0, 2.001, 7.5, 19.99, 20.01, 45.0, 70
     add("k1", [x], mp.besselk(1, x))
     add("k0e", [x], mp.besselk(0, x) * mp.exp(x))
     add("k1e", [x], mp.besselk(1, x) * mp.exp(x))
+# Every method of the Airy function: the series, the damped integral, the oscillatory expansion
+# (near a zero at -6.787 and across each boundary), the underflow of e^-zeta.
+for x in [-50.0, -20.0, -8.5, -6.8, -6.7, -6.69, -3.0, -1.0, -1e-3, 0.0, 0.5, 1.0, 1.001, 2.0, 5.0, 10.0, 20.0,
+          50.0, 110.0]:
+    add("airy_ai", [x], mp.airyai(x))
 # Polynomials of moderate degree, where the f64 recurrence keeps nearly full precision.
 for n in [0, 1, 2, 5, 7, 12]:
     for x in [-0.9, -0.3, 0.25, 0.6, 1.7, -2.4]:

@@ -112,7 +112,7 @@ fn errors() {
     check_error(
         "frob(self)",
         &[("self", T)],
-        expect!["column 1: unknown function `frob`; available functions: exp, log, log1p, expm1, sqrt, rsqrt, abs, tanh, sigmoid, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log2, log10, exp2, deg2rad, rad2deg, erf, erfinv, erfc, lgamma, digamma, polygamma, zeta, i0, i0e, i1, i1e, igamma, igammac, bessel_j0, bessel_j1, bessel_y0, bessel_y1, modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0, scaled_modified_bessel_k1, spherical_bessel_j0, erfcx, log_ndtr, ndtri, chebyshev_t, chebyshev_u, chebyshev_v, chebyshev_w, shifted_chebyshev_t, shifted_chebyshev_u, shifted_chebyshev_v, shifted_chebyshev_w, hermite_h, hermite_he, laguerre_l, legendre_p, floor, ceil, round, trunc, reciprocal, sign, relu, gelu, gelu_tanh, silu, softplus, pow, min, max, clamp, atan2, hypot, where, isnan, isinf, isfinite, signbit, div_trunc, div_floor, remainder, fmod, fmax, fmin, copysign, bitand, bitor, bitxor, bitnot, shl, gcd, lcm, shr"],
+        expect!["column 1: unknown function `frob`; available functions: exp, log, log1p, expm1, sqrt, rsqrt, abs, tanh, sigmoid, sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, log2, log10, exp2, deg2rad, rad2deg, erf, erfinv, erfc, lgamma, digamma, polygamma, zeta, i0, i0e, i1, i1e, igamma, igammac, bessel_j0, bessel_j1, bessel_y0, bessel_y1, modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0, scaled_modified_bessel_k1, airy_ai, spherical_bessel_j0, erfcx, log_ndtr, ndtri, chebyshev_t, chebyshev_u, chebyshev_v, chebyshev_w, shifted_chebyshev_t, shifted_chebyshev_u, shifted_chebyshev_v, shifted_chebyshev_w, hermite_h, hermite_he, laguerre_l, legendre_p, floor, ceil, round, trunc, reciprocal, sign, relu, gelu, gelu_tanh, silu, softplus, pow, min, max, clamp, atan2, hypot, where, isnan, isinf, isfinite, signbit, div_trunc, div_floor, remainder, fmod, fmax, fmin, copysign, nextafter, bitand, bitor, bitxor, bitnot, shl, gcd, lcm, shr"],
     );
     check_error("pow(self)", &[("self", T)], expect![["column 1: function `pow` takes 2 arguments, but 1 was given"]]);
     check_error(
@@ -423,4 +423,19 @@ fn division_predicates_and_pi() {
     assert_eq!(eval1("pi * x", 2.0), 2.0 * std::f64::consts::PI);
     check_emit("sin(pi * x)", expect![["m::sin(m::mul(m::lit::<T>(std::f64::consts::PI), x))"]]);
     assert_eq!(PointwiseExpr::parse("pi", &[("pi", T)]).unwrap().to_string(), "pi");
+}
+
+/// `nextafter` steps in the element type: the Rust kernels name the generated loop's element
+/// type `S`, and the f64 reference takes one step of the f64 bit pattern.
+#[test]
+fn nextafter_steps_in_the_element_type() {
+    check_emit("nextafter(x, y)", expect![["m::nextafter::<S>(x, y)"]]);
+    let ab = |a: f64, b: f64| eval("nextafter(x, y)", &[("x", a), ("y", b)]);
+    assert_eq!(ab(1.0, 2.0), 1.0 + f64::EPSILON);
+    assert_eq!(ab(1.0, 0.0), 1.0 - f64::EPSILON / 2.0);
+    assert_eq!(ab(-1.0, -2.0), -1.0 - f64::EPSILON);
+    assert_eq!(ab(0.0, -1.0).to_bits(), (-f64::from_bits(1)).to_bits());
+    assert_eq!(ab(f64::MAX, f64::INFINITY), f64::INFINITY);
+    assert_eq!(ab(2.0, 2.0), 2.0);
+    assert!(ab(f64::NAN, 1.0).is_nan() && ab(1.0, f64::NAN).is_nan());
 }

@@ -4,9 +4,9 @@ use crate::generated::decls::{
     AddcdivCheck, AddcmulCheck, CeilCheck, DivTruncCheck, DivTruncScalarCheck, FloorCheck, FloorDivideCheck,
     FloorDivideScalarCheck, FracCheck, GcdCheck, HeavisideCheck, HypotCheck, IncompleteGammaCheck,
     IntegerDivisionCheck, IntegerDivisionScalarCheck, LcmCheck, LerpScalarCheck, LerpTensorCheck, Logaddexp2Check,
-    LogaddexpCheck, LshiftCheck, LshiftScalarCheck, NegCheck, PolygammaCheck, PowCheck, ReluCheck, RoundCheck,
-    RoundDecimalsCheck, RshiftCheck, RshiftScalarCheck, ScalarIntegerDivisionCheck, ScalarLshiftCheck, ScalarPowCheck,
-    ScalarRshiftCheck, SiluCheck, SubCheck, SubScalarCheck, TruncCheck,
+    LogaddexpCheck, LshiftCheck, LshiftScalarCheck, NegCheck, NextafterCheck, PolygammaCheck, PowCheck, ReluCheck,
+    RoundCheck, RoundDecimalsCheck, RshiftCheck, RshiftScalarCheck, ScalarIntegerDivisionCheck, ScalarLshiftCheck,
+    ScalarPowCheck, ScalarRshiftCheck, SiluCheck, SubCheck, SubScalarCheck, TruncCheck,
 };
 use crate::logical::promote::{result_type, Arg};
 use crate::nn::{floating_only, not_implemented};
@@ -354,14 +354,28 @@ impl ScalarRshiftCheck for Meta {
     }
 }
 
+/// Refuses a binary op whose operands promote to an integer or bool dtype: `kernel` has floating
+/// kernels only (PyTorch's "not implemented for 'Long'"), rather than promoting them.
+fn floating_kernels_only(kernel: &str, self_: &Tensor, other: &Tensor) -> Result<()> {
+    let common = result_type(&[Arg::Tensor(self_), Arg::Tensor(other)]);
+    if !common.is_floating_point() {
+        return Err(not_implemented(kernel, common));
+    }
+    Ok(())
+}
+
 impl IncompleteGammaCheck for Meta {
     /// `igamma`/`igammac` have floating kernels only: integer and bool operands are refused,
     /// as PyTorch's "not implemented for 'Long'", rather than promoted.
     fn incomplete_gamma_check(self_: &Tensor, other: &Tensor) -> Result<()> {
-        let common = result_type(&[Arg::Tensor(self_), Arg::Tensor(other)]);
-        if !common.is_floating_point() {
-            return Err(not_implemented("igamma_cpu", common));
-        }
-        Ok(())
+        floating_kernels_only("igamma_cpu", self_, other)
+    }
+}
+
+impl NextafterCheck for Meta {
+    /// `nextafter` steps within a floating dtype: integer and bool operands are refused, as
+    /// PyTorch's "not implemented for 'Long'", rather than promoted.
+    fn nextafter_check(self_: &Tensor, other: &Tensor) -> Result<()> {
+        floating_kernels_only("nextafter_cpu", self_, other)
     }
 }

@@ -41,7 +41,11 @@ pub fn not_implemented(kernel: &str, dtype: DType) -> Error {
 /// zeros dropped, scientific notation outside `1e-5 ..= 1e6`), as PyTorch's messages print
 /// scalars.
 pub fn format_g(v: f64) -> String {
-    if v == 0.0 || !v.is_finite() {
+    if v.is_nan() {
+        // C++ streams print NaN as `nan`.
+        return "nan".into();
+    }
+    if v == 0.0 || v.is_infinite() {
         return format!("{v}");
     }
     let sci = format!("{v:.5e}");

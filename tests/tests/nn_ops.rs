@@ -275,3 +275,199 @@ fn safe_softmax_gives_zeros_and_no_gradient_for_rows_masked_throughout() -> Resu
     assert_eq!(ops::_safe_softmax::call(&ints, 1, Some(DType::F64))?.dtype(), DType::F64);
     Ok(())
 }
+
+fn grid_2d(values: Vec<f64>, points: i64) -> Result<Tensor> {
+    Tensor::from_vec(values, &[1, 1, points, 2])
+}
+
+/// `grid_sampler_2d` where a coordinate is NaN or infinite, in every mode (PyTorch 2.15's
+/// outputs): bilinear and bicubic propagate NaN through their weights; border and reflection
+/// padding send NaN to 0 and clip infinities; nearest reads nothing for a NaN with zero padding.
+/// An out-of-range corner contributes nothing even where the input is infinite.
+#[test]
+fn grid_sampler_non_finite_coordinates_follow_pytorch() -> Result<()> {
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[1, 1, 2, 2])?;
+    let grid = grid_2d(vec![f64::NAN, 0.0, 0.5, f64::INFINITY], 2)?.try_to_dtype(DType::F32)?;
+    let nan = f64::NAN;
+    for (mode, padding, want) in [
+        (0, 0, [nan, nan]),
+        (0, 1, [2.0, 4.0]),
+        (0, 2, [2.0, 2.0]),
+        (1, 0, [0.0, 0.0]),
+        (1, 1, [1.0, 4.0]),
+        (1, 2, [1.0, 2.0]),
+        (2, 0, [nan, nan]),
+        (2, 1, [nan, nan]),
+        (2, 2, [nan, nan]),
+    ] {
+        let got = ops::grid_sampler_2d::call(&x, &grid, mode, padding, false)?.to_f64_vec()?;
+        let same = got.iter().zip(want).all(|(g, w)| g == &w || (g.is_nan() && w.is_nan()));
+        assert!(same, "mode {mode}, padding {padding}: {got:?} vs {want:?}");
+    }
+    let x = Tensor::from_vec(vec![1.0f32, f32::INFINITY, 3.0, 4.0], &[1, 1, 2, 2])?;
+    let outside = grid_2d(vec![-1.5, -1.5], 1)?.try_to_dtype(DType::F32)?;
+    assert_eq!(ops::grid_sampler_2d::call(&x, &outside, 0, 0, false)?.to_f64_vec()?, [0.0]);
+    Ok(())
+}
+
+/// The identity affine grid samples the input back exactly (both corner conventions), and
+/// `affine_grid` gives PyTorch's grids for a general 2-D map and a 3-D one.
+#[test]
+fn affine_grid_matches_pytorch_and_its_identity_reproduces_the_input() -> Result<()> {
+    use oxten::nn::{affine_grid, grid_sample, GridSampleMode, GridSamplePadding};
+    let x = Tensor::from_vec((0..12).map(|v| v as f64).collect::<Vec<_>>(), &[1, 1, 3, 4])?;
+    let identity = Tensor::from_vec(vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0], &[1, 2, 3])?;
+    for align in [false, true] {
+        let grid = affine_grid(&identity, &[1, 1, 3, 4], Some(align))?;
+        assert_eq!(grid.sizes(), [1, 3, 4, 2]);
+        for mode in [GridSampleMode::Bilinear, GridSampleMode::Nearest, GridSampleMode::Bicubic] {
+            let y = grid_sample(&x, &grid, mode, GridSamplePadding::Zeros, Some(align))?;
+            let err = y.to_f64_vec()?.iter().zip(x.to_f64_vec()?).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            assert!(err < 1e-12, "align {align}, {mode:?}: {err}");
+        }
+    }
+    let theta = Tensor::from_vec(vec![0.5, -0.25, 0.1, 0.3, 0.8, -0.2], &[1, 2, 3])?;
+    #[rustfmt::skip]
+    let want = [
+        (false, [-0.10833333333333331, -0.8, 0.225, -0.6000000000000001, 0.5583333333333333, -0.4,
+                 -0.3583333333333333, 2.7755575615628914e-17, -0.024999999999999994, 0.2, 0.30833333333333335, 0.39999999999999997]),
+        (true, [-0.15, -1.3, 0.35, -1.0, 0.85, -0.7, -0.65, 0.3, -0.15, 0.6000000000000001, 0.35, 0.9000000000000001]),
+    ];
+    for (align, want) in want {
+        let got = affine_grid(&theta, &[1, 1, 2, 3], Some(align))?.to_f64_vec()?;
+        assert!(got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-15), "{align}: {got:?}");
+    }
+    let theta3 = Tensor::from_vec(vec![1.0, 0.0, 0.0, 0.5, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 1.0, -1.0], &[1, 3, 4])?;
+    let g3 = affine_grid(&theta3, &[1, 1, 2, 1, 2], None)?;
+    assert_eq!(g3.sizes(), [1, 2, 1, 2, 3]);
+    assert_eq!(g3.to_f64_vec()?, [0.0, 0.0, -1.5, 1.0, 0.0, -1.5, 0.0, 0.0, -0.5, 1.0, 0.0, -0.5]);
+    Ok(())
+}
+
+/// Bad arguments to the grid samplers and `affine_grid` are errors naming what is wrong.
+#[test]
+fn grid_sampler_and_affine_grid_reject_bad_arguments() -> Result<()> {
+    let x = Tensor::from_vec(vec![0.0f32; 24], &[1, 2, 3, 4])?;
+    let grid = Tensor::from_vec(vec![0.0f32; 12], &[1, 2, 3, 2])?;
+    let err = |r: Result<Tensor>| r.unwrap_err().to_string();
+    let e = err(ops::grid_sampler_2d::call(&x.try_to_dtype(DType::I64)?, &grid, 0, 0, false));
+    assert!(e.contains("not implemented for 'Long'"), "{e}");
+    let e = err(ops::grid_sampler_2d::call(&x, &grid.try_to_dtype(DType::F64)?, 0, 0, false));
+    assert!(e.contains("expected grid to have the dtype of input (Float), but got Double"), "{e}");
+    let e = err(ops::grid_sampler_2d::call(&x, &grid.try_narrow(3, 0, 1)?, 0, 0, false));
+    assert!(e.contains("expected grid to have size 2 in last dimension, but got grid with sizes [1, 2, 3, 1]"), "{e}");
+    let e = err(ops::grid_sampler_2d::call(&x.try_narrow(2, 0, 0)?, &grid, 0, 0, false));
+    assert!(e.contains("expected input to have non-empty spatial dimensions"), "{e}");
+    let e = err(ops::grid_sampler_2d::call(&x.try_expand(&[2, 2, 3, 4])?, &grid, 0, 0, false));
+    assert!(e.contains("expected grid and input to have same batch size"), "{e}");
+    let e = err(ops::grid_sampler_2d::call(&x, &grid, 3, 0, false));
+    assert!(e.contains("interpolation_mode"), "{e}");
+    let e = err(ops::grid_sampler_2d::call(&x, &grid, 0, -1, false));
+    assert!(e.contains("padding_mode"), "{e}");
+    let e = err(ops::grid_sampler::call(&x.try_unsqueeze(2)?, &grid.try_unsqueeze(1)?, 2, 0, false));
+    assert!(e.contains("expected grid to have size 3 in last dimension"), "{e}");
+    let v = Tensor::from_vec(vec![0.0f32; 8], &[1, 1, 2, 2, 2])?;
+    let g = Tensor::from_vec(vec![0.0f32; 3], &[1, 1, 1, 1, 3])?;
+    let e = err(ops::grid_sampler_3d::call(&v, &g, 2, 0, false));
+    assert!(e.contains("bicubic interpolation only supports 4D input"), "{e}");
+    // Empty channels and an empty grid give empty outputs.
+    assert_eq!(ops::grid_sampler_2d::call(&x.try_narrow(1, 0, 0)?, &grid, 0, 0, false)?.sizes(), [1, 0, 2, 3]);
+    assert_eq!(ops::grid_sampler_2d::call(&x, &grid.try_narrow(1, 0, 0)?, 1, 1, true)?.sizes(), [1, 2, 0, 3]);
+    let theta = Tensor::from_vec(vec![1.0f32, 0.0, 0.0, 0.0, 1.0, 0.0], &[1, 2, 3])?;
+    let e = err(oxten::nn::affine_grid(&theta, &[1, 1, 2], None));
+    assert!(e.contains("affine_grid only supports 4D and 5D sizes"), "{e}");
+    let e = err(oxten::nn::affine_grid(&theta, &[1, 1, 0, 3], None));
+    assert!(e.contains("Expected non-zero, positive output size. Got [1, 1, 0, 3]"), "{e}");
+    let e = err(oxten::nn::affine_grid(&theta, &[1, 1, 2, 3, 4], None));
+    assert!(e.contains("Expected a batch of 3D affine matrices of shape Nx3x4"), "{e}");
+    Ok(())
+}
+
+/// `ctc_loss` against a brute-force oracle: the likelihood of a target is the sum, over every
+/// frame-by-frame path that collapses to it (repeats merged, blanks dropped), of the product of
+/// the path's probabilities. Padded and concatenated targets, an empty target, a shorter input,
+/// the reductions and the unbatched form agree with it.
+#[test]
+fn ctc_loss_matches_a_brute_force_sum_over_alignments() -> Result<()> {
+    let (frames, classes) = (4usize, 3usize);
+    // Two sequences of log-softmax rows.
+    let raw: Vec<f64> = (0..frames * 2 * classes).map(|i| ((i * 7919) % 23) as f64 / 7.0 - 1.5).collect();
+    let logits = Tensor::from_vec(raw, &[frames as i64, 2, classes as i64])?;
+    let lp = logits.try_log_softmax(2)?;
+    let lpv = lp.to_f64_vec()?;
+    let nll = |b: usize, len: usize, target: &[usize]| -> f64 {
+        let mut total = 0.0;
+        for code in 0..classes.pow(len as u32) {
+            let path: Vec<usize> = (0..len).map(|t| (code / classes.pow(t as u32)) % classes).collect();
+            let mut collapsed = Vec::new();
+            for (t, &c) in path.iter().enumerate() {
+                if c != 0 && (t == 0 || path[t - 1] != c) {
+                    collapsed.push(c);
+                }
+            }
+            if collapsed == target {
+                total += path.iter().enumerate().map(|(t, &c)| lpv[(t * 2 + b) * classes + c].exp()).product::<f64>();
+            }
+        }
+        -total.ln()
+    };
+    let want = [nll(0, 4, &[1, 1]), nll(1, 3, &[2])];
+    let padded = Tensor::from_vec(vec![1i64, 1, 2, 0], &[2, 2])?;
+    let got = ops::ctc_loss_intlist::call(&lp, &padded, &[4, 3], &[2, 1], 0, 0, false)?.to_f64_vec()?;
+    assert!((got[0] - want[0]).abs() < 1e-12 && (got[1] - want[1]).abs() < 1e-12, "{got:?} vs {want:?}");
+    let concatenated = Tensor::from_vec(vec![1i32, 1, 2], &[3])?;
+    let lengths = |v: Vec<i64>| Tensor::from_vec(v, &[2]);
+    let mean =
+        ops::ctc_loss_tensor::call(&lp, &concatenated, &lengths(vec![4, 3])?, &lengths(vec![2, 1])?, 0, 1, false)?;
+    assert!((mean.to_f64_vec()?[0] - (want[0] / 2.0 + want[1]) / 2.0).abs() < 1e-12);
+    let sum = ops::ctc_loss_intlist::call(&lp, &padded, &[4, 3], &[2, 1], 0, 2, false)?;
+    assert!((sum.to_f64_vec()?[0] - want[0] - want[1]).abs() < 1e-12);
+    // An empty target: every frame blank.
+    let empty = ops::ctc_loss_intlist::call(&lp, &padded, &[4, 3], &[0, 0], 0, 0, false)?.to_f64_vec()?;
+    assert!((empty[0] - nll(0, 4, &[])).abs() < 1e-12);
+    // One sequence without the batch dim.
+    let single = lp.try_select(1, 0)?;
+    let one = ops::ctc_loss_intlist::call(&single, &Tensor::from_vec(vec![1i64, 1], &[2])?, &[4], &[2], 0, 0, false)?;
+    assert_eq!(one.dim(), 0);
+    assert!((one.to_f64_vec()?[0] - want[0]).abs() < 1e-12);
+    // Impossible alignments: `1 1` needs 3 frames; zero_infinity turns the loss and its gradient to 0.
+    let x = lp.detach().requires_grad_(true);
+    let inf = ops::ctc_loss_intlist::call(&x, &padded, &[2, 3], &[2, 1], 0, 0, false)?.to_f64_vec()?;
+    assert_eq!(inf[0], f64::INFINITY);
+    let zeroed = ops::ctc_loss_intlist::call(&x, &padded, &[2, 3], &[2, 1], 0, 2, true)?;
+    assert!((zeroed.to_f64_vec()?[0] - want[1]).abs() < 1e-12);
+    zeroed.try_backward()?;
+    let g = x.grad().unwrap().try_select(1, 0)?.to_f64_vec()?;
+    assert!(g.iter().all(|&v| v == 0.0), "{g:?}");
+    Ok(())
+}
+
+/// `ctc_loss`'s bad arguments are errors naming what is wrong, never an out-of-range read.
+#[test]
+fn ctc_loss_rejects_bad_arguments() -> Result<()> {
+    let lp = Tensor::from_vec(vec![-1.0f32; 4 * 2 * 3], &[4, 2, 3])?;
+    let t = Tensor::from_vec(vec![1i64, 2, 1, 1], &[2, 2])?;
+    let err = |r: Result<Tensor>| r.unwrap_err().to_string();
+    let e = err(ops::ctc_loss_intlist::call(&lp, &t, &[5, 4], &[2, 2], 0, 1, false));
+    assert!(e.contains("Expected input_lengths to have value at most 4, but got value 5"), "{e}");
+    let e = err(ops::ctc_loss_intlist::call(&lp, &t, &[4, 4], &[2, 3], 0, 1, false));
+    assert!(e.contains("Expected tensor to have size at least 3 at dimension 1, but got size 2"), "{e}");
+    let e = err(ops::ctc_loss_intlist::call(&lp, &t, &[4, 4], &[2, -1], 0, 1, false));
+    assert!(e.contains("Expected target_lengths to have value at least 0, but got value -1"), "{e}");
+    let e = err(ops::ctc_loss_intlist::call(&lp, &t, &[4], &[2, 2], 0, 1, false));
+    assert!(e.contains("input_lengths must be of size batch_size"), "{e}");
+    let e = err(ops::ctc_loss_intlist::call(&lp, &t, &[4, 4], &[2, 2], 3, 1, false));
+    assert!(e.contains("blank must be in label range"), "{e}");
+    let bad = Tensor::from_vec(vec![1i64, 7, 1, 1], &[2, 2])?;
+    let e = err(ops::ctc_loss_intlist::call(&lp, &bad, &[4, 4], &[2, 2], 0, 1, false));
+    assert!(e.contains("target label 7 is out of the range [0, 3)"), "{e}");
+    let flat = Tensor::from_vec(vec![1i64, 2, 1], &[3])?;
+    let e = err(ops::ctc_loss_intlist::call(&lp, &flat, &[4, 4], &[2, 2], 0, 1, false));
+    assert!(e.contains("Expected tensor to have size 4 at dimension 0, but got size 3"), "{e}");
+    let e = err(ops::ctc_loss_intlist::call(&lp.try_to_dtype(DType::F16)?, &t, &[4, 4], &[2, 2], 0, 1, false));
+    assert!(e.contains("\"ctc_loss_cpu\" not implemented for 'Half'"), "{e}");
+    // `ctc_loss` converts targets to Long (as PyTorch); `_ctc_loss` itself takes Long or Int.
+    let e = err(ops::_ctc_loss::call(&lp, &t.try_to_dtype(DType::F32)?, &[4, 4], &[2, 2], 0, false).map(|r| r.0));
+    assert!(e.contains("'targets' to have one of the following scalar types: Long, Int"), "{e}");
+    Ok(())
+}

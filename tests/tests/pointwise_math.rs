@@ -491,3 +491,73 @@ fn rrelu_training_draws_slopes_in_range() -> Result<()> {
     }
     Ok(())
 }
+
+/// `nextafter` steps in each floating dtype's own precision (f16 and bf16 compute in f32, where
+/// the next f32 would round back): PyTorch 2.15's outputs, bit for bit, including the smallest
+/// subnormal from zero, `other` itself where they are equal and NaN; integers are refused.
+#[test]
+fn nextafter_steps_in_each_dtype_own_precision() -> Result<()> {
+    let a = vec![1.0, 0.0, -1.0, 2.0, f64::NAN, 3.0, -0.0];
+    let b = vec![2.0, -1.0, -2.0, 2.0, 1.0, f64::INFINITY, 0.0];
+    for (dtype, want) in [
+        (DType::F16, [1.0009765625, -5.960464477539063e-08, -1.0009765625, 2.0, f64::NAN, 3.001953125, 0.0]),
+        (DType::BF16, [1.0078125, -9.183549615799121e-41, -1.0078125, 2.0, f64::NAN, 3.015625, 0.0]),
+        (
+            DType::F32,
+            [1.0000001192092896, -1.401298464324817e-45, -1.0000001192092896, 2.0, f64::NAN, 3.000000238418579, 0.0],
+        ),
+        (DType::F64, [1.0000000000000002, -5e-324, -1.0000000000000002, 2.0, f64::NAN, 3.0000000000000004, 0.0]),
+    ] {
+        let x = Tensor::from_vec(a.clone(), &[7])?.try_to_dtype(dtype)?;
+        let y = Tensor::from_vec(b.clone(), &[7])?.try_to_dtype(dtype)?;
+        let r = x.try_nextafter(&y)?;
+        assert_eq!(r.dtype(), dtype);
+        let got = r.to_f64_vec()?;
+        for (g, w) in got.iter().zip(want) {
+            assert!(g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan()), "{dtype}: {got:?} vs {want:?}");
+        }
+        // The in-place form steps `self`.
+        let z = x.deep_clone();
+        ops::nextafter_::call(&z, &y)?;
+        assert_eq!(z.to_f64_vec()?[0], want[0]);
+    }
+    let ints = Tensor::from_vec(vec![1i64, 2], &[2])?;
+    let err = ints.try_nextafter(&ints).unwrap_err().to_string();
+    assert!(err.contains("\"nextafter_cpu\" not implemented for 'Long'"), "{err}");
+    // A float and an integer operand promote to the float, as in PyTorch.
+    let mixed = Tensor::from_vec(vec![1.0f32], &[1])?.try_nextafter(&Tensor::from_vec(vec![0i64], &[1])?)?;
+    assert_eq!(mixed.to_f64_vec()?, [1.0 - f32::EPSILON as f64 / 2.0]);
+    Ok(())
+}
+
+/// `special_airy_ai` against mpmath (40 digits) on every method's range — the series, the damped
+/// integral and the oscillatory expansion — in float64 and float32; NaN at ±inf as PyTorch;
+/// integers compute in the default float dtype.
+#[test]
+fn airy_ai_matches_mpmath_on_every_branch() -> Result<()> {
+    let x = vec![-30.0, -8.0, -2.5, -0.5, 0.0, 0.75, 3.0, 12.0];
+    let want = [
+        -0.08796818845684216,
+        -0.0527050503563862,
+        -0.11232506769296609,
+        0.4757280916105396,
+        0.3550280538878172,
+        0.17933630547864524,
+        0.006591139357460719,
+        1.3931846888753607e-13,
+    ];
+    let got = ops::special_airy_ai::call(&Tensor::from_vec(x.clone(), &[8])?)?.to_f64_vec()?;
+    for ((g, w), x) in got.iter().zip(want).zip(&x) {
+        assert!((g - w).abs() <= 1e-12 * w.abs().max(0.1), "Ai({x}) = {g}, mpmath {w}");
+    }
+    let single = ops::special_airy_ai::call(&Tensor::from_vec(x, &[8])?.try_to_dtype(DType::F32)?)?;
+    assert_eq!(single.dtype(), DType::F32);
+    for (g, w) in single.to_f64_vec()?.iter().zip(want) {
+        assert!((g - w).abs() <= 1e-6 * w.abs().max(0.1), "{g} vs {w}");
+    }
+    let edges = Tensor::from_vec(vec![f64::INFINITY, f64::NEG_INFINITY, f64::NAN], &[3])?;
+    assert!(ops::special_airy_ai::call(&edges)?.to_f64_vec()?.iter().all(|v| v.is_nan()));
+    let ints = ops::special_airy_ai::call(&Tensor::from_vec(vec![0i64, 1], &[2])?)?;
+    assert_eq!(ints.dtype(), DType::F32);
+    Ok(())
+}

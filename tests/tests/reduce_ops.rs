@@ -212,3 +212,67 @@ fn diff_of_an_empty_tensor_does_not_loop_over_its_length() -> oxten::Result<()> 
     assert_eq!((y.sizes().to_vec(), y.dtype()), (vec![(1 << 40) - 3, 0], oxten::DType::F32));
     Ok(())
 }
+
+/// `histogram` with a bin count: elements exactly on an inner float32 edge fall in the bin to
+/// its right (the bin is settled on the edges, not only interpolated), the last edge is inclusive,
+/// a single-valued input is widened by 1/2 on each side, an empty one spans [0, 1]; densities
+/// integrate to 1; weights are summed. PyTorch 2.15's outputs.
+#[test]
+fn histogram_bins_settle_on_the_edges() -> Result<()> {
+    let x = Tensor::from_vec(vec![0.0f32, 0.1, 0.2, 0.3, 0.7, 1.0], &[6])?;
+    let (hist, edges) = oxten::ops::histogram_bin_ct::call(&x, 10, None, None, false)?;
+    assert_eq!(hist.to_f64_vec()?, [1., 1., 1., 1., 0., 0., 0., 1., 0., 1.]);
+    assert_eq!(edges.dtype(), DType::F32);
+    assert_eq!(edges.sizes(), [11]);
+    let (hist, _) = oxten::ops::histogram_bin_ct::call(&x, 3, Some(&[0.1, 0.7]), None, true)?;
+    // f32 bin widths: PyTorch's values to the last bit.
+    assert_eq!(hist.to_f64_vec()?, [2.500000238418579, 1.2499998807907104, 1.2500001192092896]);
+    let ones = Tensor::from_vec(vec![1.0f64; 3], &[3])?;
+    let (hist, edges) = oxten::ops::histogram_bin_ct::call(&ones, 4, None, None, false)?;
+    assert_eq!((hist.to_f64_vec()?, edges.to_f64_vec()?), (vec![0., 0., 3., 0.], vec![0.5, 0.75, 1.0, 1.25, 1.5]));
+    let empty = Tensor::from_vec(Vec::<f32>::new(), &[0])?;
+    let (hist, edges) = oxten::ops::histogram_bin_ct::call(&empty, 2, None, None, false)?;
+    assert_eq!((hist.to_f64_vec()?, edges.to_f64_vec()?), (vec![0., 0.], vec![0., 0.5, 1.]));
+    let w = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[6])?;
+    let (hist, _) = oxten::ops::histogram_bin_ct::call(&x, 2, None, Some(&w), false)?;
+    assert_eq!(hist.to_f64_vec()?, [10.0, 11.0]);
+    // Given edges: binary search; edges that decrease hold nothing.
+    let bins = Tensor::from_vec(vec![0.0f32, 0.25, 1.0], &[3])?;
+    let (hist, edges) = oxten::ops::histogram_bins_tensor::call(&x, &bins, None, false)?;
+    assert_eq!((hist.to_f64_vec()?, edges.to_f64_vec()?), (vec![3., 3.], vec![0., 0.25, 1.]));
+    let (hist, _) =
+        oxten::ops::histogram_bins_tensor::call(&x, &Tensor::from_vec(vec![2.0f32, 1.0], &[2])?, None, false)?;
+    assert_eq!(hist.to_f64_vec()?, [0.]);
+    Ok(())
+}
+
+/// `histogram`'s bad arguments: PyTorch's messages.
+#[test]
+fn histogram_rejects_bad_arguments() -> Result<()> {
+    let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
+    let err = |r: Result<(Tensor, Tensor)>| r.unwrap_err().to_string();
+    let e = err(oxten::ops::histogram_bin_ct::call(&Tensor::from_vec(vec![1i64, 2], &[2])?, 3, None, None, false));
+    assert!(e.contains("\"histogramdd\" not implemented for 'Long'"), "{e}");
+    let e = err(oxten::ops::histogram_bin_ct::call(&x, 0, None, None, false));
+    assert!(e.contains("bins must be > 0, but got 0 for dimension 0"), "{e}");
+    let e = err(oxten::ops::histogram_bin_ct::call(&x, 3, Some(&[2.0, 1.0]), None, false));
+    assert!(e.contains("min should not exceed max, but got min 2 max 1 for dimension 0"), "{e}");
+    let e =
+        err(oxten::ops::histogram_bin_ct::call(&Tensor::from_vec(vec![1.0f32, f32::NAN], &[2])?, 3, None, None, false));
+    assert!(e.contains("dimension 0's range [nan, nan] is not finite"), "{e}");
+    let e = err(oxten::ops::histogram_bin_ct::call(&x, 3, Some(&[0.0, f64::INFINITY]), None, false));
+    assert!(e.contains("range [0, inf] is not finite"), "{e}");
+    let e = err(oxten::ops::histogram_bin_ct::call(&x, 3, Some(&[0.0, 1.0, 2.0]), None, false));
+    assert!(e.contains("range should have 2 elements, but got 3"), "{e}");
+    let e = err(oxten::ops::histogram_bin_ct::call(&x, 2, None, Some(&Tensor::from_vec(vec![1.0f32], &[1])?), false));
+    assert!(e.contains("same shape as the input tensor"), "{e}");
+    let e =
+        err(oxten::ops::histogram_bin_ct::call(&x, 2, None, Some(&Tensor::from_vec(vec![1.0f64, 2.0], &[2])?), false));
+    assert!(e.contains("input(float), and weight(double)"), "{e}");
+    let e = err(oxten::ops::histogram_bins_tensor::call(&x, &Tensor::from_vec(vec![1.0f64, 2.0], &[2])?, None, false));
+    assert!(e.contains("input with dtype float and bins for dimension 0 with dtype double"), "{e}");
+    let e =
+        err(oxten::ops::histogram_bins_tensor::call(&x, &Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2])?, None, false));
+    assert!(e.contains("bins tensor should have one dimension, but got 2 dimensions"), "{e}");
+    Ok(())
+}

@@ -26,8 +26,10 @@ use crate::model::{Argument, BaseTy, DefaultValue, OperatorName, Return, Type};
 /// Overload names that do not appear in the Rust name.
 pub const DEFAULT_OVERLOADS: [&str; 6] = ["", "Tensor", "int", "self", "memory_format", "using_ints"];
 
-/// Base names whose unnamed overload is the scalar form, so `.Tensor` must stay in the name.
-pub const SCALAR_FIRST_BASES: [&str; 4] = ["clamp", "clamp_min", "clamp_max", "narrow"];
+/// Base names whose `.Tensor` overload keeps its overload name: the unnamed overload is the
+/// scalar form (`clamp`), or the lengths are tensors where the other overload takes lists
+/// (`ctc_loss.Tensor`, whose options struct would otherwise be `_ctc_loss`'s `CtcLossOpts`).
+pub const SCALAR_FIRST_BASES: [&str; 5] = ["clamp", "clamp_min", "clamp_max", "narrow", "ctc_loss"];
 
 /// Methods of std traits implemented by `Tensor` that an inherent method must not shadow.
 const SHADOWED_STD_METHODS: [&str; 1] = ["clone"];

@@ -202,6 +202,7 @@ funcs! {
     ModifiedBesselK1 => "modified_bessel_k1", 1, true, "`modified_bessel_k1(x)`: the modified Bessel function of the second kind of order 1 (inf at 0, NaN below).";
     ScaledModifiedBesselK0 => "scaled_modified_bessel_k0", 1, true, "`scaled_modified_bessel_k0(x)`: `exp(x) * modified_bessel_k0(x)`, finite where `K₀` underflows.";
     ScaledModifiedBesselK1 => "scaled_modified_bessel_k1", 1, true, "`scaled_modified_bessel_k1(x)`: `exp(x) * modified_bessel_k1(x)`.";
+    AiryAi => "airy_ai", 1, true, "`airy_ai(x)`: the Airy function `Ai(x)` (NaN at ±inf, as PyTorch).";
     SphericalBesselJ0 => "spherical_bessel_j0", 1, true, "`spherical_bessel_j0(x)`: `sin(x) / x` (1 at 0, 0 at ±inf).";
     Erfcx => "erfcx", 1, true, "`erfcx(x)`: `exp(x^2) * erfc(x)`, finite where `erfc` underflows.";
     LogNdtr => "log_ndtr", 1, true, "`log_ndtr(x)`: the log of the standard normal CDF, accurate in both tails.";
@@ -247,6 +248,7 @@ funcs! {
     Fmax => "fmax", 2, false, "`fmax(a, b)`: the larger value, ignoring a NaN operand (NaN only if both are).";
     Fmin => "fmin", 2, false, "`fmin(a, b)`: the smaller value, ignoring a NaN operand (NaN only if both are).";
     Copysign => "copysign", 2, true, "`copysign(a, b)`: `|a|` with the sign of `b`.";
+    Nextafter => "nextafter", 2, true, "`nextafter(a, b)`: the value next to `a` toward `b` in the element type's own precision (C's `nextafter`).";
     Bitand => "bitand", 2, false, "`bitand(a, b)`: bitwise and (integers and booleans only).";
     Bitor => "bitor", 2, false, "`bitor(a, b)`: bitwise or (integers and booleans only).";
     Bitxor => "bitxor", 2, false, "`bitxor(a, b)`: bitwise exclusive or (integers and booleans only).";

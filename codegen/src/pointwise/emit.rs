@@ -152,6 +152,11 @@ impl Target for RustTarget {
     }
 
     fn call(&self, func: Func, args: Vec<String>) -> String {
+        if func == Func::Nextafter {
+            // The one function of the element type rather than the compute type (f16 and bf16
+            // compute in f32): the generated loops name the element type `S`.
+            return format!("{}::nextafter::<S>({})", self.math_path, args.join(", "));
+        }
         self.apply(rust_math_fn(func), &args)
     }
 

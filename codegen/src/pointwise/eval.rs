@@ -126,6 +126,7 @@ fn call(func: Func, v: &[f64]) -> f64 {
         Func::ScaledModifiedBesselK0 => oxten_special::bessel_k::scaled_modified_bessel_k0(x),
         Func::ScaledModifiedBesselK1 => oxten_special::bessel_k::scaled_modified_bessel_k1(x),
         Func::SphericalBesselJ0 => oxten_special::spherical_bessel_j0(x),
+        Func::AiryAi => oxten_special::airy::airy_ai(x),
         Func::Erfcx => oxten_special::normal::erfcx(x),
         Func::LogNdtr => oxten_special::normal::log_ndtr(x),
         Func::Ndtri => oxten_special::normal::ndtri(x),
@@ -205,6 +206,7 @@ fn call(func: Func, v: &[f64]) -> f64 {
             }
         }
         Func::Copysign => x.copysign(v[1]),
+        Func::Nextafter => next_after(x, v[1]),
         // Bit operations on the i64 values (the reference has no narrower widths).
         Func::Bitand => ((x as i64) & (v[1] as i64)) as f64,
         Func::Bitor => ((x as i64) | (v[1] as i64)) as f64,
@@ -235,6 +237,23 @@ fn call(func: Func, v: &[f64]) -> f64 {
 }
 
 /// Euclid's algorithm on the absolute values (wrapping, as PyTorch's `calc_gcd`).
+/// C's `nextafter` on f64 (the reference evaluates in f64): `b` when equal, NaN when either is,
+/// else one step of the bit pattern away from or toward zero.
+fn next_after(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        return f64::NAN;
+    }
+    if a == b {
+        return b;
+    }
+    if a == 0.0 {
+        return f64::from_bits(1).copysign(b);
+    }
+    let bits = a.to_bits();
+    // Moving away from zero increments the magnitude bits, toward zero decrements them.
+    f64::from_bits(if (a < b) == (a > 0.0) { bits + 1 } else { bits - 1 })
+}
+
 fn gcd(a: i64, b: i64) -> i64 {
     let (mut a, mut b) = (a.wrapping_abs(), b.wrapping_abs());
     while a != 0 {

@@ -84,6 +84,7 @@
 //! | `igamma(a, x)` `igammac(a, x)` | regularized incomplete gamma functions P(a, x) and Q(a, x) | yes |
 //! | `bessel_j0(x)` `bessel_j1(x)` `bessel_y0(x)` `bessel_y1(x)` | Bessel functions of the first and second kinds, orders 0 and 1 (NaN at ±inf) | yes |
 //! | `modified_bessel_k0(x)` `modified_bessel_k1(x)` `scaled_modified_bessel_k0(x)` `scaled_modified_bessel_k1(x)` | modified Bessel functions of the second kind, orders 0 and 1, and e^x times them | yes |
+//! | `airy_ai(x)`      | the Airy function Ai(x); NaN at ±inf                  | yes |
 //! | `spherical_bessel_j0(x)` | sin(x) / x                                     | yes |
 //! | `erfcx(x)` `log_ndtr(x)` `ndtri(x)` | e^x² · erfc(x), log Φ(x), Φ⁻¹(p)       | yes |
 //! | `chebyshev_t(x, n)` `chebyshev_u(x, n)` `chebyshev_v(x, n)` `chebyshev_w(x, n)` | Chebyshev polynomials of the four kinds, degree trunc(n), in the element's own precision (as PyTorch) | yes |
@@ -113,6 +114,7 @@
 //! | `fmod(a, b)`      | a − b·div_trunc(a, b): the sign of a (C's `fmod`)     | no  |
 //! | `fmax(a, b)` `fmin(a, b)` | larger/smaller value ignoring one NaN operand | no  |
 //! | `copysign(a, b)`  | \|a\| with the sign of b                              | yes |
+//! | `nextafter(a, b)` | the value next to a toward b in the element type's own precision (f16, bf16, f32 or f64; C's `nextafter`) | yes |
 //! | `bitand(a, b)` `bitor(a, b)` `bitxor(a, b)` | bitwise and, or, xor          | integers |
 //! | `bitnot(x)`       | bitwise not (logical not for booleans)                | integers |
 //! | `shl(a, b)` `shr(a, b)` | shifts, PyTorch's rules for counts outside [0, bits) | integers |

@@ -23,6 +23,7 @@ mod containers;
 mod conv;
 mod dropout;
 mod embedding;
+mod grid_sample;
 pub mod init;
 mod linear;
 mod norm;
@@ -42,6 +43,7 @@ pub use containers::{ModuleDict, ModuleList};
 pub use conv::{Conv1d, Conv2d, Conv3d, ConvNd, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, ConvTransposeNd};
 pub use dropout::{AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout};
 pub use embedding::{Embedding, EmbeddingBag, EmbeddingBagMode};
+pub use grid_sample::{affine_grid, grid_sample, GridSampleMode, GridSamplePadding};
 pub use linear::{Bilinear, Linear};
 pub use norm::{
     BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, InstanceNormNd, LayerNorm,

@@ -19,12 +19,14 @@
 //! * [`bessel_j0`], [`bessel_j1`], [`bessel_y0`], [`bessel_y1`]: Bessel functions of the first
 //!   and second kinds of orders 0 and 1 (musl's, through the `libm` crate), NaN at `±inf` as
 //!   PyTorch's.
+//! * [`airy`]: the Airy function `Ai(x)`.
 //! * [`bessel_k`]: the modified Bessel functions of the second kind `K₀`, `K₁` and `eˣ K`.
 //! * [`incomplete_gamma`]: the regularized incomplete gamma functions `P(a, x)` and `Q(a, x)`.
 //! * [`normal`]: `erfcx`, and the standard normal distribution's log-CDF and quantile.
 //! * [`polynomials`]: the orthogonal polynomials (Chebyshev, Hermite, Laguerre, Legendre), in
 //!   `f32` or `f64` as PyTorch evaluates them.
 
+pub mod airy;
 pub mod bessel_k;
 pub mod incomplete_gamma;
 pub mod normal;

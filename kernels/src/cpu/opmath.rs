@@ -17,6 +17,15 @@ pub trait OpMath: Element {
     fn to_math(self) -> Self::Math;
     fn from_math(m: Self::Math) -> Self;
 
+    /// The value next to `self` toward `toward` in this type (C's `nextafter`): `toward` when
+    /// they are equal, NaN when either is. Only the floating types have neighbours; the integer
+    /// types, which the float-only `nextafter` never instantiates, return `self`.
+    #[inline(always)]
+    fn next_toward(self, toward: Self) -> Self {
+        let _ = toward;
+        self
+    }
+
     /// Runs a unary `Math -> Math` kernel (the implementation behind `cpu_kernel_unary_math`).
     #[doc(hidden)]
     fn unary_math_kernel<F>(iter: &TensorIterator, f: F)
@@ -44,18 +53,46 @@ pub trait OpMath: Element {
     }
 }
 
+/// One step of a float's bit pattern toward `toward`: away from zero adds one to the magnitude
+/// bits, toward zero subtracts one; from zero, the smallest subnormal with `toward`'s sign.
+macro_rules! next_toward_bits {
+    ($a:expr, $toward:expr, $t:ty, $sign:expr) => {{
+        let (a, b): ($t, $t) = ($a, $toward);
+        if a.is_nan() || b.is_nan() {
+            <$t>::NAN
+        } else if a == b {
+            b
+        } else {
+            let (bits, sign) = (a.to_bits(), $sign);
+            if bits & !sign == 0 {
+                <$t>::from_bits(1 | (b.to_bits() & sign))
+            } else if (a < b) == (bits & sign == 0) {
+                <$t>::from_bits(bits + 1)
+            } else {
+                <$t>::from_bits(bits - 1)
+            }
+        }
+    }};
+}
+
+/// Types computed in themselves; the floats (given with their sign bit) step with
+/// `next_toward_bits`.
 macro_rules! identity_opmath {
-    ($($t:ty),*) => {$(
+    ($($t:ty $(, $sign:expr)?);*) => {$(
         impl OpMath for $t {
             type Math = $t;
             #[inline(always)]
             fn to_math(self) -> $t { self }
             #[inline(always)]
             fn from_math(m: $t) -> $t { m }
+            $(
+            #[inline(always)]
+            fn next_toward(self, toward: $t) -> $t { next_toward_bits!(self, toward, $t, $sign) }
+            )?
         }
     )*};
 }
-identity_opmath!(bool, u8, i8, i16, i32, i64, f32, f64);
+identity_opmath!(bool; u8; i8; i16; i32; i64; f32, 1u32 << 31; f64, 1u64 << 63);
 
 /// f16 and bf16: scalar and block conversions to and from f32.
 pub(crate) trait ReducedFloat: Element {
@@ -145,6 +182,10 @@ macro_rules! reduced_opmath {
             #[inline(always)]
             fn from_math(m: f32) -> Self {
                 <$t as ReducedFloat>::from_f32(m)
+            }
+            #[inline(always)]
+            fn next_toward(self, toward: Self) -> Self {
+                next_toward_bits!(self, toward, $t, 1u16 << 15)
             }
             fn unary_math_kernel<F>(iter: &TensorIterator, f: F)
             where

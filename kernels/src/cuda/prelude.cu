@@ -438,6 +438,42 @@ __device__ double ox_ndtri_d(double p) {
   return sign * x;
 }
 OX_SPECIAL1(ox_spherical_bessel_j0, ox_spherical_bessel_j0_d(d))
+// The Airy function Ai (kernels/special/src/airy.rs): series, damped integral, oscillatory
+// expansion.
+__device__ double ox_airy_ai_d(double x) {
+  if (!isfinite(x)) return 0.0 / 0.0;
+  if (x > 1.0) {
+    double root = sqrt(x), zeta = 2.0 / 3.0 * x * root, sum = 0.5;
+    int points = (int)(sqrt(40.0 / root) / 0.05) + 1;
+    for (int i = 1; i <= points; i++) {
+      double t = i * 0.05;
+      sum += exp(-root * t * t) * cos(t * t * t / 3.0);
+    }
+    return exp(-zeta) / 3.141592653589793 * sum * 0.05;
+  }
+  if (x >= -6.7) {
+    double x3 = x * x * x, f = 1.0, g = x, tf = 1.0, tg = x;
+    for (int k = 1; k < 200; k++) {
+      tf *= x3 / ((3.0 * k - 1.0) * (3.0 * k));
+      tg *= x3 / ((3.0 * k) * (3.0 * k + 1.0));
+      f += tf;
+      g += tg;
+      if (fabs(tf) <= 1e-17 * fabs(f) && fabs(tg) <= 1e-17 * fabs(g)) break;
+    }
+    return 0.35502805388781724 * f - 0.2588194037928068 * g;
+  }
+  double z = -x, zeta = 2.0 / 3.0 * z * sqrt(z), p = 0.0, q = 0.0, term = 1.0, previous = 1.0 / 0.0;
+  for (int k = 0; k < 80; k++) {
+    if (fabs(term) >= previous) break;
+    previous = fabs(term);
+    switch (k % 4) { case 0: p += term; break; case 1: q += term; break; case 2: p -= term; break; default: q -= term; }
+    double n = k + 1.0;
+    term *= (6.0 * n - 5.0) * (6.0 * n - 3.0) * (6.0 * n - 1.0) / ((2.0 * n - 1.0) * 216.0 * n * zeta);
+  }
+  double phase = zeta + 0.7853981633974483;
+  return (sin(phase) * p - cos(phase) * q) / (1.7724538509055159 * sqrt(sqrt(z)));
+}
+OX_SPECIAL1(ox_airy_ai, ox_airy_ai_d(d))
 // CUDA's own double-precision Bessel functions, NaN at +-inf as the CPU's (and PyTorch's).
 OX_SPECIAL1(ox_bessel_j0, isinf(d) ? 0.0 / 0.0 : j0(d))
 OX_SPECIAL1(ox_bessel_j1, isinf(d) ? 0.0 / 0.0 : j1(d))
@@ -616,6 +652,25 @@ template <class T> __device__ __forceinline__ T ox_fmax(T a, T b) { return (a !=
 template <class T> __device__ __forceinline__ T ox_fmin(T a, T b) { return (a != a || a > b) ? b : a; }
 __device__ __forceinline__ float ox_copysign(float a, float b) { return copysignf(a, b); }
 __device__ __forceinline__ double ox_copysign(double a, double b) { return copysign(a, b); }
+// nextafter in the element type: f16 and bf16 compute in float, where the next float would
+// round back, so their step is taken on the 16-bit pattern. `S0` is the kernel's output type.
+template <class H> __device__ __forceinline__ float ox_nextafter_16(float a, float b) {
+  if (isnan(a) || isnan(b)) return a + b;
+  if (a == b) return b;
+  H h = OxStore<H>::go(a), t = OxStore<H>::go(b);
+  unsigned short bits = h.x;
+  if ((bits & 0x7fff) == 0) bits = (unsigned short)(1 | (t.x & 0x8000));
+  else if ((a < b) == ((bits & 0x8000) == 0)) bits = (unsigned short)(bits + 1);
+  else bits = (unsigned short)(bits - 1);
+  H r;
+  r.x = bits;
+  return ox_widen(r);
+}
+__device__ __forceinline__ float ox_nextafter_in(float a, float b, float) { return nextafterf(a, b); }
+__device__ __forceinline__ double ox_nextafter_in(double a, double b, double) { return nextafter(a, b); }
+__device__ __forceinline__ float ox_nextafter_in(float a, float b, ox_half) { return ox_nextafter_16<ox_half>(a, b); }
+__device__ __forceinline__ float ox_nextafter_in(float a, float b, ox_bf16) { return ox_nextafter_16<ox_bf16>(a, b); }
+#define ox_nextafter(a, b) ox_nextafter_in((a), (b), S0())
 // Bit operations (integer compute types only; bools compute as 0/1 ints, where bitnot is
 // logical not). Shift counts outside [0, bits) follow PyTorch: 0 for <<, every bit out for >>.
 template <class T> __device__ __forceinline__ T ox_bitand(T a, T b) { return T(a & b); }

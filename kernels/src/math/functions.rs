@@ -492,6 +492,14 @@ pub fn copysign<T: Float>(a: T, b: T) -> T {
     a.copysign(b)
 }
 
+/// The value next to `a` toward `b` in the element type `S` itself (C's `nextafter`; f16 and
+/// bf16 compute in f32, where the next f32 would round back to `a`): `b` when they are equal, NaN
+/// when either is. `a` and `b` are elements of `S`, so the conversions are exact.
+#[inline(always)]
+pub fn nextafter<S: crate::cpu::OpMath>(a: S::Math, b: S::Math) -> S::Math {
+    S::from_math(a).next_toward(S::from_math(b)).to_math()
+}
+
 /// `1 / x`.
 #[inline(always)]
 pub fn reciprocal<T: Float>(x: T) -> T {
@@ -656,6 +664,12 @@ pub fn scaled_modified_bessel_k0<T: Float>(x: T) -> T {
 #[inline]
 pub fn scaled_modified_bessel_k1<T: Float>(x: T) -> T {
     T::from_f64(oxten_special::bessel_k::scaled_modified_bessel_k1(x.to_f64()))
+}
+
+/// The Airy function `Ai(x)` (in `f64`; see [`oxten_special::airy`]).
+#[inline]
+pub fn airy_ai<T: Float>(x: T) -> T {
+    T::from_f64(oxten_special::airy::airy_ai(x.to_f64()))
 }
 
 /// `sin(x) / x` (in `f64`; see [`oxten_special::spherical_bessel_j0`]).

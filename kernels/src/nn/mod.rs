@@ -12,6 +12,7 @@
 //! * [`loss`]: `nll_loss_forward` / `nll_loss_backward` (structured), the `nll_loss`,
 //!   `nll_loss_nd` and `cross_entropy_loss` composites, `mse_loss` (+ backward) and
 //!   `binary_cross_entropy_with_logits`.
+//! * `grid_sample`: `grid_sampler{,_2d,_3d}` and `affine_grid_generator`, composites.
 //!
 //! Losses take PyTorch's `int reduction`: [`REDUCTION_NONE`] (0), [`REDUCTION_MEAN`] (1) or
 //! [`REDUCTION_SUM`] (2).
@@ -20,10 +21,12 @@ mod activation;
 mod activation_composites;
 mod attention;
 mod composite_losses;
+mod ctc_loss;
 #[cfg(feature = "cuda")]
 mod cuda;
 mod distance;
 mod embedding_bag;
+mod grid_sample;
 mod loss;
 mod one_hot;
 pub mod rnn_cells;

@@ -17,6 +17,7 @@ mod composites;
 mod cuda;
 mod float_power;
 mod frexp;
+mod gradient;
 mod real_aliases;
 mod special;
 use crate::generated::decls::{

@@ -167,6 +167,17 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("mse_loss_backward", "none", vec![r.any(&[2, 3]), r.any(&[2, 3]), r.any(&[2, 3])], |x| {
             oxten::try_mse_loss_backward(&x[0], &x[1], &x[2], NONE)
         }),
+        // CTC through `log_softmax`, as it is used: PyTorch's gradient (which oxten's matches)
+        // is the one of the logits' log-softmax, whose backward cancels its `exp(lp)` term.
+        // A repeated label and an empty target; no double backward (PyTorch has none).
+        Case {
+            gradgrad: false,
+            ..case("_ctc_loss", "two sequences, log-softmax inputs", vec![r.any(&[5, 2, 4])], |x| {
+                let lp = x[0].try_log_softmax(2)?;
+                let targets = long(&[1, 1, 3, 0, 0, 0], &[2, 3]);
+                Ok(oxten::try__ctc_loss(&lp, &targets, &[5, 4], &[3, 0])?.0)
+            })
+        },
         case("nll_loss_forward", "mean", vec![r.any(&[3, 4])], |x| {
             nll(&x[0], &long(&[0, 3, 1], &[3]), None, MEAN, -100)
         }),

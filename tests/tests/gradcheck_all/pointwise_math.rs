@@ -178,6 +178,10 @@ pub(crate) fn cases(r: &Rng) -> Vec<Case> {
         case("fmod.Scalar", "in-place", vec![num()], |x| ops::fmod_scalar_::call(&fresh(&x[0])?, Scalar::Float(1.5))),
         case("floor_divide", "", vec![num(), den()], |x| ops::floor_divide::call(&x[0], &x[1])),
         case("floor_divide.Scalar", "", vec![num()], |x| ops::floor_divide_scalar::call(&x[0], Scalar::Float(0.7))),
+        // `other` far from `self`, so a finite-difference step never crosses it.
+        case("nextafter", "broadcast", vec![r.away_from_zero(&[2, 3]), leaf(vec![10.0, -12.0, 15.0], &[3])], |x| {
+            ops::nextafter::call(&x[0], &x[1])
+        }),
         case("copysign.Tensor", "broadcast", vec![r.away_from_zero(&[2, 3]), r.away_from_zero(&[3])], |x| {
             ops::copysign::call(&x[0], &x[1])
         }),
