@@ -5,9 +5,9 @@
 //! name in lower case unless the overload is one of the "default" overloads
 //! ([`DEFAULT_OVERLOADS`]: none, `Tensor`, `int`, `self`, `memory_format`, `using_ints`), followed
 //! by `_` for in-place operators. A base name that is a Rust keyword always keeps its overload,
-//! and so does `.Tensor` where the unnamed overload takes scalars ([`SCALAR_FIRST_BASES`]:
+//! and so does `.Tensor` where another overload is the plain name ([`KEEP_TENSOR_OVERLOAD`]:
 //! `clamp` / `clamp.Tensor` become `clamp` / `clamp_tensor`, `narrow` / `narrow.Tensor` become
-//! `narrow` / `narrow_tensor`).
+//! `narrow` / `narrow_tensor`, `ctc_loss.Tensor` becomes `ctc_loss_tensor`).
 //!
 //! | schema | Rust |
 //! |---|---|
@@ -29,7 +29,7 @@ pub const DEFAULT_OVERLOADS: [&str; 6] = ["", "Tensor", "int", "self", "memory_f
 /// Base names whose `.Tensor` overload keeps its overload name: the unnamed overload is the
 /// scalar form (`clamp`), or the lengths are tensors where the other overload takes lists
 /// (`ctc_loss.Tensor`, whose options struct would otherwise be `_ctc_loss`'s `CtcLossOpts`).
-pub const SCALAR_FIRST_BASES: [&str; 5] = ["clamp", "clamp_min", "clamp_max", "narrow", "ctc_loss"];
+pub const KEEP_TENSOR_OVERLOAD: [&str; 5] = ["clamp", "clamp_min", "clamp_max", "narrow", "ctc_loss"];
 
 /// Methods of std traits implemented by `Tensor` that an inherent method must not shadow.
 const SHADOWED_STD_METHODS: [&str; 1] = ["clone"];
@@ -41,7 +41,7 @@ pub fn rust_name(op: &OperatorName) -> String {
     let base = &op.name.base;
     let keep_overload = KEYWORDS.contains(&base.as_str())
         || !DEFAULT_OVERLOADS.contains(&op.overload.as_str())
-        || (op.overload == "Tensor" && SCALAR_FIRST_BASES.contains(&base.as_str()));
+        || (op.overload == "Tensor" && KEEP_TENSOR_OVERLOAD.contains(&base.as_str()));
     let mut s = if SHADOWED_STD_METHODS.contains(&base.as_str()) { format!("deep_{base}") } else { base.clone() };
     if keep_overload && !op.overload.is_empty() {
         s.push('_');

@@ -20,7 +20,7 @@ use crate::Composite;
 use oxten_runtime::{ops, DType, Error, Result, Scalar, Tensor};
 
 /// PyTorch's `apply_loss_reduction`: 0 none, 1 mean, 2 sum.
-fn reduce(loss: Tensor, reduction: i64) -> Result<Tensor> {
+pub(super) fn reduce(loss: Tensor, reduction: i64) -> Result<Tensor> {
     match reduction {
         0 => Ok(loss),
         1 => ops::mean::call(&loss, None),

@@ -333,23 +333,17 @@ fn ctc_loss_reduced(
         let infinite = ops::eq_scalar::call(&res, Scalar::Float(f64::INFINITY))?;
         res = ops::where_scalarself::call(&infinite, Scalar::Int(0), &res)?;
     }
-    let res = match reduction {
-        super::REDUCTION_NONE => res,
-        super::REDUCTION_MEAN => {
-            let lengths: Vec<f64> = target_lengths.iter().map(|&l| l.max(1) as f64).collect();
-            let lengths = Tensor::from_vec(lengths, &[target_lengths.len() as i64])?
-                .try_to_dtype(res.dtype())?
-                .try_to_device(res.device())?;
-            return ops::mean::call(&ops::div::call(&res, &lengths)?, None);
-        }
-        super::REDUCTION_SUM => return ops::sum::call(&res, None),
-        r => return Err(Error::value(format!("{r} is not a valid value for reduction"))),
-    };
-    if batched {
-        Ok(res)
-    } else {
-        ops::squeeze_dim::call(&res, 0)
+    if !batched {
+        res = ops::squeeze_dim::call(&res, 0)?;
     }
+    if reduction == super::REDUCTION_MEAN {
+        let lengths: Vec<f64> = target_lengths.iter().map(|&l| l.max(1) as f64).collect();
+        let lengths = Tensor::from_vec(lengths, &[target_lengths.len() as i64])?
+            .try_to_dtype(res.dtype())?
+            .try_to_device(res.device())?;
+        res = ops::div::call(&res, &lengths)?;
+    }
+    super::composite_losses::reduce(res, reduction)
 }
 
 /// The lengths a `Tensor` argument lists (integral, moved to the CPU).

@@ -273,7 +273,7 @@ fn sample(
         }
         Interpolation::Linear => {
             // Per axis: the samples below and above, and their weights `1 − f` and `f`.
-            let mut below = Vec::with_capacity(n);
+            let mut taps = Vec::with_capacity(n);
             for a in 0..n {
                 let c = axes[a].pad(&raw[a], padding)?;
                 let floor = ops::floor::call(&c)?;
@@ -281,12 +281,12 @@ fn sample(
                 let rest = ops::rsub_scalar::call(&frac, float(1.0), Scalar::Int(1))?;
                 let low = axes[a].locate(&floor)?;
                 let high = axes[a].locate(&ops::add_scalar::call(&floor, float(1.0), Scalar::Int(1))?)?;
-                below.push([(low, rest), (high, frac)]);
+                taps.push([(low, rest), (high, frac)]);
             }
             // Corners with the last axis varying fastest (PyTorch's nw, ne, sw, se order).
             let mut sum = None;
             for corner in 0..1usize << n {
-                let pick = |a: usize| &below[a][(corner >> (n - 1 - a)) & 1];
+                let pick = |a: usize| &taps[a][(corner >> (n - 1 - a)) & 1];
                 let mut weight = pick(0).1.clone();
                 for a in 1..n {
                     weight = ops::mul::call(&weight, &pick(a).1)?;
