@@ -32,8 +32,9 @@ ATEN_ALIASES = {"cross_entropy": "cross_entropy_loss", "dropout2d": "feature_dro
                 "unique": "_unique2", "upsample_nearest": "upsample_nearest2d",
                 "upsample_bilinear": "upsample_bilinear2d", "interpolate": "upsample_nearest2d",
                 "lu": "_lu_with_info", "T": "numpy_T", "H": "matrix_H",
-                # `torch.zero_(x.clone())`: the in-place form of aten's functional `zero`.
-                "zero_": "zero",
+                # `torch.zero_(x.clone())`, `x.clone().resize_(shape)`: the in-place forms of
+                # aten's functional `zero`, `resize` and `resize_as`.
+                "zero_": "zero", "resize_": "resize", "resize_as_": "resize_as",
                 # `F.grid_sample` spells aten's `grid_sampler`'s integer modes as strings.
                 "grid_sample": "grid_sampler"}
 # `Tensor.float()` and the other dtype methods: aten's `to.dtype` with the method's dtype.

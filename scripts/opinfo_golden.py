@@ -90,13 +90,20 @@ def oxten_overloads():
                 out[base].append(overload)
             continue
         m = re.match(r"- func: ([A-Za-z0-9_]+)(?:\.([A-Za-z0-9_]+))?\((.*)", line)
-        if not m or m.group(1).endswith("_") or "!" in m.group(3).split("*")[0]:
+        if not m or m.group(1).endswith("_"):
+            continue
+        if "!" in m.group(3).split("*")[0] and m.group(1) not in MUTATING_RECORDABLE:
             continue
         out[m.group(1)].append(m.group(2) or "default")
         SCHEMAS[(m.group(1), m.group(2) or "default")] = line[len("- func: "):]
     return out
 
 
+# Operators that write a positional argument but can be recorded like functional ones: the
+# arguments are recorded after the call, and their outputs never depend on what they write
+# (the batch-norm forms update the running statistics only in training, where the output is
+# computed from the batch statistics).
+MUTATING_RECORDABLE = {"_native_batch_norm_legit", "_batch_norm_with_update"}
 # (base, overload) -> oxten's schema line, for the operators PyTorch has only in Python.
 SCHEMAS = {}
 # The Python function of the OpInfo being recorded (set per OpInfo).

@@ -133,3 +133,95 @@ fn gradient_is_exact_on_quadratics() -> Result<()> {
     assert!(ops::gradient_scalarint::call(&scalar, None, None, 1)?.is_empty());
     Ok(())
 }
+
+/// `_chunk_cat` pads each tensor along `dim` to a multiple of `num_chunks` and concatenates
+/// chunk `i` of each into row `i` (values from PyTorch 2.15); PyTorch's argument errors.
+#[test]
+fn chunk_cat_pads_and_interleaves_chunks() -> Result<()> {
+    let a = Tensor::from_vec((0..6).map(f64::from).collect::<Vec<_>>(), &[2, 3])?;
+    let b = Tensor::from_vec(vec![10.0, 11.0, 12.0, 13.0], &[2, 2])?;
+    let r = ops::_chunk_cat::call(&[a.clone(), b.clone()], 1, 2)?;
+    assert_eq!(r.sizes(), [2, 2, 3]);
+    assert_eq!(r.to_f64_vec()?, [0., 1., 10., 2., 0., 11., 3., 4., 12., 5., 0., 13.]);
+    let (x, y) =
+        (Tensor::from_vec(vec![0.0f64, 1., 2., 3., 4.], &[5])?, Tensor::from_vec(vec![10.0f64, 11., 12.], &[3])?);
+    let r = ops::_chunk_cat::call(&[x.clone(), y], -1, 2)?;
+    assert_eq!(r.sizes(), [2, 5]);
+    assert_eq!(r.to_f64_vec()?, [0., 1., 2., 10., 11., 3., 4., 0., 12., 0.]);
+    let err = |r: Result<Tensor>| r.unwrap_err().to_string();
+    let e = err(ops::_chunk_cat::call(&[a.clone(), b.clone()], 1, 0));
+    assert!(e.contains("_chunk_cat expects positive num_chunks"), "{e}");
+    let e = err(ops::_chunk_cat::call(&[a.clone(), x.clone()], -1, 2));
+    assert!(e.contains("expects non-negative dim when input tensors have different ndims"), "{e}");
+    let e = err(ops::_chunk_cat::call(&[a.clone(), x.clone()], 1, 2));
+    assert!(e.contains("expects dim < ndim for all input tensors"), "{e}");
+    let c = Tensor::from_vec(vec![0.0f64; 6], &[3, 2])?;
+    let e = err(ops::_chunk_cat::call(&[a.clone(), c], 1, 2));
+    assert!(e.contains("same sizes of 0,...,dim-1 dimensions"), "{e}");
+    let e = err(ops::_chunk_cat::call(&[a.clone(), b.try_to_dtype(DType::F32)?], 1, 2));
+    assert!(e.contains("with the same dtype"), "{e}");
+    let e = err(ops::_chunk_cat::call(&[a.clone(), Tensor::from_vec(Vec::<f64>::new(), &[2, 0])?], 1, 2));
+    assert!(e.contains("expects non-empty tensor"), "{e}");
+    let e = err(ops::_chunk_cat::call(&[a], 1, i64::MAX));
+    assert!(e.contains("num_chunks") && e.contains("too large"), "{e}");
+    Ok(())
+}
+
+/// The batch-norm forms `torch.export` traces: in training they update the running statistics
+/// in place like `native_batch_norm` (values from PyTorch 2.15), in evaluation they leave them,
+/// and the `_batch_norm_*_update` pair returns PyTorch's empty uint8 reserve.
+#[test]
+fn exported_batch_norm_forms_match_native_batch_norm() -> Result<()> {
+    let x = Tensor::from_vec(vec![1.0f32, 2., 3., 5., 6., 10.], &[3, 2])?;
+    let stats = || -> Result<(Tensor, Tensor)> {
+        Ok((Tensor::from_vec(vec![0.0f32; 2], &[2])?, Tensor::from_vec(vec![1.0f32; 2], &[2])?))
+    };
+    let close = |t: &Tensor, want: &[f64]| {
+        let got = t.to_f64_vec().unwrap();
+        assert_eq!(got.len(), want.len());
+        for (g, w) in got.iter().zip(want) {
+            assert!((g - w).abs() < 1e-6, "{got:?} vs {want:?}");
+        }
+    };
+    let (rm, rv) = stats()?;
+    let (y, mean, invstd) = ops::_native_batch_norm_legit::call(&x, None, None, &rm, &rv, true, 0.1, 1e-5)?;
+    close(&y, &[-1.1355485, -1.1111673, -0.16222116, -0.20203042, 1.2977698, 1.3131977]);
+    close(&mean, &[3.3333333, 5.6666665]);
+    close(&invstd, &[0.48666367, 0.30304563]);
+    close(&rm, &[0.33333334, 0.56666666]);
+    close(&rv, &[1.5333333, 2.5333333]);
+    let (rm, rv) = stats()?;
+    let (y2, _, _, reserve) = ops::_batch_norm_with_update::call(&x, None, None, &rm, &rv, 0.1, 1e-5)?;
+    assert_eq!(y2.to_f64_vec()?, y.to_f64_vec()?);
+    close(&rm, &[0.33333334, 0.56666666]);
+    assert_eq!((reserve.dtype(), reserve.sizes().to_vec()), (DType::U8, vec![0]));
+    let (y3, save_mean, _, reserve) =
+        ops::_batch_norm_no_update::call(&x, None, None, Some(&rm), Some(&rv), 0.1, 1e-5)?;
+    close(&y3, &[0.53838015, 0.90053415, 2.1535206, 2.785373, 4.576231, 5.9267712]);
+    close(&rm, &[0.33333334, 0.56666666]);
+    assert_eq!((save_mean.sizes().to_vec(), reserve.sizes().to_vec()), (vec![0], vec![0]));
+    let (y4, _, _) = ops::_native_batch_norm_legit_no_training::call(&x, None, None, &rm, &rv, 0.1, 1e-5)?;
+    assert_eq!(y4.to_f64_vec()?, y3.to_f64_vec()?);
+    let (y5, _, _) = ops::_native_batch_norm_legit_no_stats::call(&x, None, None, true, 0.1, 1e-5)?;
+    assert_eq!(y5.to_f64_vec()?, y.to_f64_vec()?);
+    let e = ops::_native_batch_norm_legit_no_stats::call(&x, None, None, false, 0.1, 1e-5).unwrap_err().to_string();
+    assert!(e.contains("running_mean must be defined in evaluation mode"), "{e}");
+    // The backward runs although the op writes the statistics (their versions move), and gives
+    // `native_batch_norm`'s gradient.
+    let g = Tensor::from_vec(vec![0.5f32, -1., 2., 0.25, -3., 1.], &[3, 2])?;
+    let grad_of = |legit: bool| -> Result<Vec<f64>> {
+        let x = x.deep_clone().requires_grad_(true);
+        let (rm, rv) = stats()?;
+        let y = if legit {
+            ops::_native_batch_norm_legit::call(&x, None, None, &rm, &rv, true, 0.1, 1e-5)?.0
+        } else {
+            ops::native_batch_norm::call(&x, None, None, Some(&rm), Some(&rv), true, 0.1, 1e-5)?.0
+        };
+        y.try_mul(&g)?.sum().try_backward()?;
+        x.grad().unwrap().to_f64_vec()
+    };
+    let want = grad_of(false)?;
+    assert!(want.iter().any(|&v| v.abs() > 0.1), "{want:?}");
+    assert_eq!(grad_of(true)?, want);
+    Ok(())
+}

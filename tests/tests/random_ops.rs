@@ -726,3 +726,37 @@ fn multinomial_draws_by_probability() -> Result<()> {
         .contains("multinomial only supports floating-point dtypes for input, got: Long"));
     Ok(())
 }
+
+/// `randint_like`: `self`'s shape and dtype (float included, as PyTorch), values in `[low,
+/// high)`, a seeded generator repeats itself, and PyTorch's errors for an empty range and a
+/// non-scalar bound.
+#[test]
+fn randint_like_draws_in_range_with_self_options() -> Result<()> {
+    use oxten::ops;
+    let x = Tensor::from_vec(vec![0.0f32; 3000], &[30, 100])?;
+    let r = ops::randint_like::call(&x, 7, None, None, None, None, None)?;
+    assert_eq!((r.dtype(), r.sizes().to_vec()), (DType::F32, vec![30, 100]));
+    let v = r.to_f64_vec()?;
+    assert!(v.iter().all(|&k| (0.0..7.0).contains(&k) && k.fract() == 0.0));
+    assert!((0..7).all(|k| v.contains(&f64::from(k))), "every value of [0, 7) appears in 3000 draws");
+    let r = ops::randint_like_low_dtype::call(&x, -3, 2, Some(DType::I64), None, None, None, None)?;
+    assert_eq!(r.dtype(), DType::I64);
+    assert!(r.to_f64_vec()?.iter().all(|&k| (-3.0..2.0).contains(&k)));
+    let high = Tensor::from_vec(vec![5i64], &[])?;
+    assert!(ops::randint_like_tensor::call(&x, &high, None, None, None, None, None)?
+        .to_f64_vec()?
+        .iter()
+        .all(|&k| k < 5.0));
+    let draw = |seed| -> Result<Vec<f64>> {
+        let g = Generator::with_seed(seed);
+        ops::randint_like_low_generator_dtype::call(&x, 0, 1000, Some(&g), None, None, None, None, None)?.to_f64_vec()
+    };
+    assert_eq!(draw(3)?, draw(3)?);
+    assert_ne!(draw(3)?, draw(4)?);
+    let e = ops::randint_like_low_dtype::call(&x, 3, 3, None, None, None, None, None).unwrap_err().to_string();
+    assert!(e.contains("random_ expects 'from' to be less than 'to', but got from=3 >= to=3"), "{e}");
+    let not_scalar = Tensor::from_vec(vec![5i64], &[1])?;
+    let e = ops::randint_like_tensor::call(&x, &not_scalar, None, None, None, None, None).unwrap_err().to_string();
+    assert!(e.contains("high must be a scalar tensor and on CPU"), "{e}");
+    Ok(())
+}

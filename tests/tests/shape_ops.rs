@@ -189,3 +189,40 @@ fn empty_permuted_lays_dimensions_out_in_the_order_given() -> Result<()> {
         .contains("Dimension out of range (expected to be between 0 and 1, but got 2 at index 1)"));
     Ok(())
 }
+
+/// `resize_` keeps the elements in storage order and grows the storage (PyTorch's results);
+/// unchanged sizes keep the strides; `resize_as_` with `preserve` takes the template's format;
+/// tensors that require grad, negative sizes and a `preserve` format are refused.
+#[test]
+fn resize_keeps_storage_order_and_grows() -> Result<()> {
+    use oxten::MemoryFormat;
+    let x = Tensor::from_vec((0..4).map(f64::from).collect::<Vec<_>>(), &[4])?;
+    let v0 = x.version();
+    let r = ops::resize_::call(&x, &[2, 3], None)?;
+    assert_eq!((x.sizes().to_vec(), x.strides().to_vec()), (vec![2, 3], vec![3, 1]));
+    assert_eq!(r.sizes(), x.sizes());
+    assert!(x.version() > v0, "resize_ is a write");
+    assert_eq!(x.try_flatten(0)?.try_narrow(0, 0, 4)?.to_f64_vec()?, [0., 1., 2., 3.]);
+    let t = Tensor::from_vec((0..6).map(f64::from).collect::<Vec<_>>(), &[2, 3])?.try_transpose(0, 1)?;
+    ops::resize_::call(&t, &[3, 2], None)?;
+    assert_eq!(t.strides(), [1, 3], "unchanged sizes keep their strides");
+    let f = ops::resize::call(&Tensor::from_vec((0..6).map(f64::from).collect::<Vec<_>>(), &[6])?, &[2, 2], None)?;
+    assert_eq!(f.to_f64_vec()?, [0., 1., 2., 3.]);
+    let template =
+        ops::contiguous::call(&Tensor::from_vec(vec![0.0f64; 24], &[2, 3, 2, 2])?, MemoryFormat::ChannelsLast)?;
+    let y = Tensor::from_vec((0..24).map(f64::from).collect::<Vec<_>>(), &[24])?;
+    ops::resize_as_::call(&y, &template, Some(MemoryFormat::Preserve))?;
+    assert_eq!(y.strides(), [12, 1, 6, 3]);
+    let z = ops::resize_as::call(&y, &Tensor::from_vec(vec![0.0f64; 24], &[4, 6])?, None)?;
+    assert_eq!((z.sizes().to_vec(), z.strides().to_vec()), (vec![4, 6], vec![6, 1]));
+    let err = |r: Result<Tensor>| r.unwrap_err().to_string();
+    let g = Tensor::from_vec(vec![1.0f64, 2.0], &[2])?.requires_grad_(true);
+    assert!(err(ops::resize_::call(&g, &[3], None)).contains("cannot resize variables that require grad"));
+    assert!(err(ops::resize_as_::call(&g, &x, None)).contains("cannot resize variables that require grad"));
+    assert!(err(ops::resize_::call(&x, &[2, -1], None)).contains("negative dimension -1"));
+    assert!(
+        err(ops::resize_::call(&x, &[6], Some(MemoryFormat::Preserve))).contains("Unsupported memory format Preserve")
+    );
+    assert!(err(ops::resize_::call(&x, &[6], Some(MemoryFormat::ChannelsLast))).contains("rank 4"));
+    Ok(())
+}

@@ -7,7 +7,8 @@
 //! by `_` for in-place operators. A base name that is a Rust keyword always keeps its overload,
 //! and so does `.Tensor` where another overload is the plain name ([`KEEP_TENSOR_OVERLOAD`]:
 //! `clamp` / `clamp.Tensor` become `clamp` / `clamp_tensor`, `narrow` / `narrow.Tensor` become
-//! `narrow` / `narrow_tensor`, `ctc_loss.Tensor` becomes `ctc_loss_tensor`).
+//! `narrow` / `narrow_tensor`, `ctc_loss.Tensor` and `randint_like.Tensor` become `ctc_loss_tensor` and
+//! `randint_like_tensor`).
 //!
 //! | schema | Rust |
 //! |---|---|
@@ -29,7 +30,7 @@ pub const DEFAULT_OVERLOADS: [&str; 6] = ["", "Tensor", "int", "self", "memory_f
 /// Base names whose `.Tensor` overload keeps its overload name: the unnamed overload is the
 /// scalar form (`clamp`), or the lengths are tensors where the other overload takes lists
 /// (`ctc_loss.Tensor`, whose options struct would otherwise be `_ctc_loss`'s `CtcLossOpts`).
-pub const KEEP_TENSOR_OVERLOAD: [&str; 5] = ["clamp", "clamp_min", "clamp_max", "narrow", "ctc_loss"];
+pub const KEEP_TENSOR_OVERLOAD: [&str; 6] = ["clamp", "clamp_min", "clamp_max", "narrow", "ctc_loss", "randint_like"];
 
 /// Methods of std traits implemented by `Tensor` that an inherent method must not shadow.
 const SHADOWED_STD_METHODS: [&str; 1] = ["clone"];

@@ -16,6 +16,7 @@
 //! f32 and f64 compute in their own type; f16 and bf16 are computed in f32 and rounded once.
 //! Rows that can attend to nothing (every score masked) give zeros, as PyTorch's kernels do.
 
+use crate::cpu::simd;
 use crate::generated::decls::{
     ScaledDotProductAttentionCompositeImplicit, SdpaFlashBackwardCpuCpu, SdpaFlashBackwardMetaMeta, SdpaFlashCpuCpu,
     SdpaFlashMetaMeta, SdpaMathCompositeImplicit,
@@ -59,8 +60,11 @@ macro_rules! acc {
             const ONE: $t = 1.0;
             const NEG_INF: $t = <$t>::NEG_INFINITY;
             const DTYPE: DType = $d;
+            // The crate's vectorizable exponential (f32: within 1 ulp; f64: libm's), so that
+            // [`exp_shifted`]'s loop vectorizes.
+            #[inline(always)]
             fn exp(self) -> $t {
-                <$t>::exp(self)
+                crate::math::Float::exp(self)
             }
             fn ln(self) -> $t {
                 <$t>::ln(self)
@@ -73,6 +77,52 @@ macro_rules! acc {
 }
 acc!(f32, DType::F32);
 acc!(f64, DType::F64);
+
+/// `row[i] = exp(row[i] - shift)`; returns the sum of the new values. The softmax numerators of
+/// both passes: run through [`simd::run`] so that the exponential vectorizes for the CPU's best
+/// instruction set (libm's scalar `expf` was 4% of a GPT step), with the sum in `LANES`
+/// independent partial sums.
+fn exp_shifted<T: Acc>(row: &mut [T], shift: T) -> T {
+    let mut sum = T::ZERO;
+    // SAFETY: `ExpShifted` only touches `row` and `sum`, which it borrows.
+    unsafe { simd::run(ExpShifted { row, shift, sum: &mut sum }) };
+    sum
+}
+
+struct ExpShifted<'a, T> {
+    row: &'a mut [T],
+    shift: T,
+    sum: &'a mut T,
+}
+
+impl<T: Acc> simd::InnerLoop for ExpShifted<'_, T> {
+    #[inline(always)]
+    unsafe fn run(self) {
+        // Chunks of 64: the exponentials vectorize (and unroll) as a plain map, then the chunk
+        // is summed into 16 lanes.
+        const CHUNK: usize = 64;
+        const LANES: usize = 16;
+        let ExpShifted { row, shift, sum } = self;
+        let mut lanes = [T::ZERO; LANES];
+        let mut chunks = row.chunks_exact_mut(CHUNK);
+        for chunk in &mut chunks {
+            for x in chunk.iter_mut() {
+                *x = (*x - shift).exp();
+            }
+            for part in chunk.chunks_exact(LANES) {
+                for (acc, &x) in lanes.iter_mut().zip(part) {
+                    *acc = *acc + x;
+                }
+            }
+        }
+        let mut total = lanes.iter().fold(T::ZERO, |a, &b| a + b);
+        for x in chunks.into_remainder() {
+            *x = (*x - shift).exp();
+            total = total + *x;
+        }
+        *sum = total;
+    }
+}
 
 /// `dst[m × n] (row stride ldd) = [dst +] s · A[m × k] · B[k × n]`, operands by address and
 /// (row, column) strides in elements, on the calling thread.
@@ -344,11 +394,7 @@ fn forward<T: Acc>(
                     continue;
                 }
                 let corr = if m[r] == T::NEG_INF { T::ZERO } else { (m[r] - mx).exp() };
-                let mut sum = T::ZERO;
-                for x in row.iter_mut() {
-                    *x = (*x - mx).exp();
-                    sum = sum + *x;
-                }
+                let sum = exp_shifted(row, mx);
                 l[r] = l[r] * corr + sum;
                 m[r] = mx;
                 if corr != T::ONE {
@@ -462,7 +508,7 @@ fn backward<T: Acc>(
                     if lse_r == T::NEG_INF {
                         srow.fill(T::ZERO);
                     } else {
-                        srow.iter_mut().for_each(|x| *x = (*x - lse_r).exp());
+                        exp_shifted(srow, lse_r);
                     }
                 }
                 // SAFETY: as above. dV_j += Pᵀ dO_i.

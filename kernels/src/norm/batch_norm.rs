@@ -10,6 +10,9 @@
 //! Both passes reduce to per-channel coefficients: the forward pass is `y = scale·x + shift`,
 //! the backward pass `dx = k1·dy + k2·x + k3`, so each is one sweep over the data in the
 //! input's memory format (channels_last inputs keep channels_last outputs and gradients).
+//!
+//! The forms `torch.export` and functionalization trace (`_native_batch_norm_legit*`,
+//! `_batch_norm_with_update`, `_batch_norm_no_update`) are composites over `native_batch_norm`.
 
 use super::{
     check_floating, dense, dispatch_float, elems, nc_apply, nc_reduce, param_dtype, suggest_format, tensor_of, to_m,
@@ -17,6 +20,8 @@ use super::{
 };
 use crate::generated::decls::{
     BatchNormBackwardCpuCpu, BatchNormBackwardMetaMeta, BatchNormCompositeImplicit, BatchNormCpuCpu, BatchNormMetaMeta,
+    BatchNormNoUpdateCompositeImplicit, BatchNormWithUpdateCompositeImplicit, NativeBatchNormLegitCompositeImplicit,
+    NativeBatchNormLegitNoStatsCompositeImplicit, NativeBatchNormLegitNoTrainingCompositeImplicit,
 };
 use crate::iter::scalar_type_name;
 use crate::{Composite, Cpu, Meta};
@@ -431,5 +436,114 @@ impl BatchNormCompositeImplicit for Composite {
         let (y, _, _) =
             ops::native_batch_norm::call(input, weight, bias, running_mean, running_var, training, momentum, eps)?;
         Ok(y)
+    }
+}
+
+/// `native_batch_norm` for the forms that declare the running statistics written
+/// (`Tensor(a!)`): it runs on copies of them, written back in training. The generated wrapper
+/// moves the statistics' version counters, so the autograd node under this composite must save
+/// tensors that nothing writes afterwards (PyTorch's autograd saves them after the call instead).
+#[allow(clippy::too_many_arguments)]
+fn batch_norm_updating(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: &Tensor,
+    running_var: &Tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<(Tensor, Tensor, Tensor)> {
+    let (mean, var) = (ops::deep_clone::call(running_mean, None)?, ops::deep_clone::call(running_var, None)?);
+    let out = ops::native_batch_norm::call(input, weight, bias, Some(&mean), Some(&var), training, momentum, eps)?;
+    if training {
+        ops::copy_::call(running_mean, &mean, false)?;
+        ops::copy_::call(running_var, &var, false)?;
+    }
+    Ok(out)
+}
+
+/// PyTorch's reserve buffer of `_batch_norm_with_update`/`_batch_norm_no_update`: cuDNN's
+/// workspace, empty (uint8) everywhere else.
+fn empty_reserve(input: &Tensor) -> Result<Tensor> {
+    Tensor::empty(&[0], DType::U8, input.device(), MemoryFormat::Contiguous)
+}
+
+/// `_native_batch_norm_legit`: `native_batch_norm` with running statistics it must be given.
+impl NativeBatchNormLegitCompositeImplicit for Composite {
+    fn native_batch_norm_legit(
+        input: &Tensor,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        running_mean: &Tensor,
+        running_var: &Tensor,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        batch_norm_updating(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    }
+}
+
+/// `_native_batch_norm_legit.no_stats`: batch statistics only.
+impl NativeBatchNormLegitNoStatsCompositeImplicit for Composite {
+    fn native_batch_norm_legit_no_stats(
+        input: &Tensor,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        ops::native_batch_norm::call(input, weight, bias, None, None, training, momentum, eps)
+    }
+}
+
+/// `_native_batch_norm_legit_no_training`: evaluation with the running statistics.
+impl NativeBatchNormLegitNoTrainingCompositeImplicit for Composite {
+    fn native_batch_norm_legit_no_training(
+        input: &Tensor,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        running_mean: &Tensor,
+        running_var: &Tensor,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor)> {
+        ops::native_batch_norm::call(input, weight, bias, Some(running_mean), Some(running_var), false, momentum, eps)
+    }
+}
+
+/// `_batch_norm_with_update`: training, updating the running statistics.
+impl BatchNormWithUpdateCompositeImplicit for Composite {
+    fn batch_norm_with_update(
+        input: &Tensor,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        running_mean: &Tensor,
+        running_var: &Tensor,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+        let (y, mean, invstd) =
+            batch_norm_updating(input, weight, bias, running_mean, running_var, true, momentum, eps)?;
+        Ok((y, mean, invstd, empty_reserve(input)?))
+    }
+}
+
+/// `_batch_norm_no_update`: evaluation with the running statistics.
+impl BatchNormNoUpdateCompositeImplicit for Composite {
+    fn batch_norm_no_update(
+        input: &Tensor,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        running_mean: Option<&Tensor>,
+        running_var: Option<&Tensor>,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<(Tensor, Tensor, Tensor, Tensor)> {
+        let (y, mean, invstd) =
+            ops::native_batch_norm::call(input, weight, bias, running_mean, running_var, false, momentum, eps)?;
+        Ok((y, mean, invstd, empty_reserve(input)?))
     }
 }

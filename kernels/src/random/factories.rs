@@ -6,9 +6,12 @@ use crate::factory::{scalar_to, ScalarElem};
 use crate::generated::decls::{
     BernoulliCompositeExplicit, BernoulliPCompositeExplicit, RandCompositeExplicit, RandGeneratorCompositeExplicit,
     RandLikeCompositeExplicit, RandLikeGeneratorCompositeExplicit, RandintCompositeExplicit,
-    RandintGeneratorCompositeExplicit, RandintLowCompositeExplicit, RandintLowGeneratorCompositeExplicit,
-    RandnCompositeExplicit, RandnGeneratorCompositeExplicit, RandnLikeCompositeExplicit,
-    RandnLikeGeneratorCompositeExplicit, RandpermCompositeExplicit, RandpermGeneratorCompositeExplicit,
+    RandintGeneratorCompositeExplicit, RandintLikeCompositeExplicit, RandintLikeGeneratorCompositeExplicit,
+    RandintLikeLowDtypeCompositeExplicit, RandintLikeLowGeneratorDtypeCompositeExplicit,
+    RandintLikeTensorCompositeExplicit, RandintLikeTensorGeneratorCompositeExplicit, RandintLowCompositeExplicit,
+    RandintLowGeneratorCompositeExplicit, RandnCompositeExplicit, RandnGeneratorCompositeExplicit,
+    RandnLikeCompositeExplicit, RandnLikeGeneratorCompositeExplicit, RandpermCompositeExplicit,
+    RandpermGeneratorCompositeExplicit,
 };
 use oxten_runtime::generator::PhiloxStream;
 use oxten_runtime::{match_dtype, ops, DType, Device, Error, Generator, Layout, MemoryFormat, Result, Scalar, Tensor};
@@ -106,6 +109,125 @@ fn like_impl(
 ) -> Result<Tensor> {
     let t = ops::empty_like::call(self_, dtype, layout, device, pin_memory, memory_format)?;
     fill(&t)
+}
+
+/// `randint_like`'s options: dtype, layout, device, pin_memory and memory_format.
+type LikeOptions = (Option<DType>, Option<Layout>, Option<Device>, Option<bool>, Option<MemoryFormat>);
+
+/// `empty_like(self, options).random_(low, high, generator)`, as PyTorch's `randint_like`.
+fn randint_like_impl(
+    self_: &Tensor,
+    low: i64,
+    high: i64,
+    generator: Option<&Generator>,
+    (dtype, layout, device, pin_memory, memory_format): LikeOptions,
+) -> Result<Tensor> {
+    like_impl(self_, dtype, layout, device, pin_memory, memory_format, |t| {
+        ops::random_from_::call(t, low, Some(high), generator)
+    })
+}
+
+/// The bound of the `.Tensor` overloads: PyTorch takes `high.item()` of a 0-d CPU tensor.
+fn scalar_high(high: &Tensor) -> Result<i64> {
+    if high.numel() != 1 || high.dim() != 0 || high.device() != Device::Cpu {
+        return Err(Error::runtime("randint_like: high must be a scalar tensor and on CPU"));
+    }
+    high.try_to_dtype(DType::I64)?.item::<i64>()
+}
+
+impl RandintLikeCompositeExplicit for crate::Composite {
+    /// Integers uniform in `[0, high)` with `self`'s shape and options.
+    fn randint_like(
+        self_: &Tensor,
+        high: i64,
+        dtype: Option<DType>,
+        layout: Option<Layout>,
+        device: Option<Device>,
+        pin_memory: Option<bool>,
+        memory_format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
+        randint_like_impl(self_, 0, high, None, (dtype, layout, device, pin_memory, memory_format))
+    }
+}
+
+impl RandintLikeTensorCompositeExplicit for crate::Composite {
+    /// `randint_like` with the bound in a 0-d tensor.
+    fn randint_like_tensor(
+        self_: &Tensor,
+        high: &Tensor,
+        dtype: Option<DType>,
+        layout: Option<Layout>,
+        device: Option<Device>,
+        pin_memory: Option<bool>,
+        memory_format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
+        randint_like_impl(self_, 0, scalar_high(high)?, None, (dtype, layout, device, pin_memory, memory_format))
+    }
+}
+
+impl RandintLikeLowDtypeCompositeExplicit for crate::Composite {
+    /// Integers uniform in `[low, high)` with `self`'s shape and options.
+    fn randint_like_low_dtype(
+        self_: &Tensor,
+        low: i64,
+        high: i64,
+        dtype: Option<DType>,
+        layout: Option<Layout>,
+        device: Option<Device>,
+        pin_memory: Option<bool>,
+        memory_format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
+        randint_like_impl(self_, low, high, None, (dtype, layout, device, pin_memory, memory_format))
+    }
+}
+
+impl RandintLikeGeneratorCompositeExplicit for crate::Composite {
+    /// `randint_like` drawing from `generator`.
+    fn randint_like_generator(
+        self_: &Tensor,
+        high: i64,
+        generator: Option<&Generator>,
+        dtype: Option<DType>,
+        layout: Option<Layout>,
+        device: Option<Device>,
+        pin_memory: Option<bool>,
+        memory_format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
+        randint_like_impl(self_, 0, high, generator, (dtype, layout, device, pin_memory, memory_format))
+    }
+}
+
+impl RandintLikeTensorGeneratorCompositeExplicit for crate::Composite {
+    /// `randint_like.Tensor` drawing from `generator`.
+    fn randint_like_tensor_generator(
+        self_: &Tensor,
+        high: &Tensor,
+        generator: Option<&Generator>,
+        dtype: Option<DType>,
+        layout: Option<Layout>,
+        device: Option<Device>,
+        pin_memory: Option<bool>,
+        memory_format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
+        randint_like_impl(self_, 0, scalar_high(high)?, generator, (dtype, layout, device, pin_memory, memory_format))
+    }
+}
+
+impl RandintLikeLowGeneratorDtypeCompositeExplicit for crate::Composite {
+    /// `randint_like.low_dtype` drawing from `generator`.
+    fn randint_like_low_generator_dtype(
+        self_: &Tensor,
+        low: i64,
+        high: i64,
+        generator: Option<&Generator>,
+        dtype: Option<DType>,
+        layout: Option<Layout>,
+        device: Option<Device>,
+        pin_memory: Option<bool>,
+        memory_format: Option<MemoryFormat>,
+    ) -> Result<Tensor> {
+        randint_like_impl(self_, low, high, generator, (dtype, layout, device, pin_memory, memory_format))
+    }
 }
 
 impl RandLikeCompositeExplicit for crate::Composite {

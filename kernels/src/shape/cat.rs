@@ -1,4 +1,5 @@
-//! `cat` (structured, as in PyTorch) and `stack` (a composite of `unsqueeze` and `cat`).
+//! `cat` (structured, as in PyTorch), and the composites over it: `stack` (`unsqueeze` and
+//! `cat`) and `_chunk_cat` (pad, reshape to `[.., num_chunks, -1]` and `cat`).
 //!
 //! `cat`'s meta function follows PyTorch's `TORCH_PRECOMPUTE_META_FUNC(cat)`: no 0-dim inputs,
 //! the legacy skipping of 1-d empty tensors (`torch.cat([x, torch.empty(0)])` works for any `x`),
@@ -9,13 +10,14 @@
 //! its slice of the output with the runtime's converting `copy_`.
 
 use crate::generated::decls::{
-    CatOutCpuCpu, CatOutMetaFn, CatOutPrecomputed, StackCompositeExplicit, StackOutCompositeExplicit,
+    CatOutCpuCpu, CatOutMetaFn, CatOutPrecomputed, ChunkCatCompositeImplicit, StackCompositeExplicit,
+    StackOutCompositeExplicit,
 };
 use crate::index::common::{assert_no_internal_overlap, assert_no_overlap, Ptr};
 use crate::iter::{copy_, scalar_type_name, StructuredOutputs, GRAIN_SIZE};
 use crate::{Composite, Cpu, Meta};
 use oxten_runtime::tensor::strides_for_format;
-use oxten_runtime::{can_cast, ops, result_type, wrap_dim, Error, MemoryFormat, Result, Tensor};
+use oxten_runtime::{can_cast, ops, result_type, wrap_dim, Error, MemoryFormat, Result, Scalar, Tensor};
 
 /// `cat_should_skip_tensor`: 1-d empty tensors are skipped (legacy behaviour).
 pub(crate) fn cat_should_skip(t: &Tensor) -> bool {
@@ -298,5 +300,74 @@ impl StackOutCompositeExplicit for Composite {
             }
         }
         ops::cat_out::call(&unsqueezed(tensors, d)?, dim, out)
+    }
+}
+
+/// `_chunk_cat`, with PyTorch's `preprocess_chunk_cat_inputs` checks: each tensor is padded with
+/// zeros along `dim` to a multiple of `num_chunks`, viewed as `[sizes[..dim], num_chunks, -1]`,
+/// and the views are concatenated along `dim + 1`.
+impl ChunkCatCompositeImplicit for Composite {
+    fn chunk_cat(tensors: &[Tensor], dim: i64, num_chunks: i64) -> Result<Tensor> {
+        if num_chunks < 1 {
+            return Err(Error::runtime("_chunk_cat expects positive num_chunks"));
+        }
+        let Some(first) = tensors.first() else {
+            return Err(Error::runtime("_chunk_cat expects a non-empty input tensor list"));
+        };
+        for t in tensors {
+            if t.numel() == 0 {
+                return Err(Error::runtime("_chunk_cat expects non-empty tensor"));
+            }
+            if t.dtype() != first.dtype() {
+                return Err(Error::runtime("_chunk_cat expects all input tensors with the same dtype"));
+            }
+            if t.device() != first.device() {
+                return Err(Error::runtime("_chunk_cat expects all inputs tensors on the same device"));
+            }
+        }
+        let dim = if tensors.iter().all(|t| t.dim() == first.dim()) {
+            let d = wrap_dim(dim, first.dim())?;
+            if first.dim() == 0 {
+                return Err(Error::index("_chunk_cat: dimension specified as 0 but tensor has no dimensions"));
+            }
+            d
+        } else {
+            if dim < 0 {
+                return Err(Error::runtime(
+                    "_chunk_cat expects non-negative dim when input tensors have different ndims",
+                ));
+            }
+            if tensors.iter().any(|t| dim as usize >= t.dim()) {
+                return Err(Error::runtime("_chunk_cat expects dim < ndim for all input tensors"));
+            }
+            dim as usize
+        };
+        let lead = &first.sizes()[..dim];
+        if tensors.iter().any(|t| &t.sizes()[..dim] != lead) {
+            return Err(Error::runtime("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all tensors"));
+        }
+        let parts = tensors
+            .iter()
+            .map(|t| {
+                let size = t.sizes()[dim];
+                // Rounded up to a multiple of `num_chunks` (an error, not a wrap, past i64).
+                let padded = size
+                    .checked_add(num_chunks - 1)
+                    .map(|v| v / num_chunks * num_chunks)
+                    .ok_or_else(|| Error::runtime(format!("_chunk_cat: num_chunks {num_chunks} is too large")))?;
+                let t = if padded == size {
+                    t.clone()
+                } else {
+                    // `constant_pad_nd` lists (before, after) pairs from the last dim backwards.
+                    let mut pad = vec![0; 2 * (t.dim() - dim)];
+                    pad[2 * (t.dim() - dim) - 1] = padded - size;
+                    ops::constant_pad_nd::call(t, &pad, Scalar::Int(0))?
+                };
+                let mut view = lead.to_vec();
+                view.extend([num_chunks, -1]);
+                ops::reshape::call(&t, &view)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        ops::cat::call(&parts, dim as i64 + 1)
     }
 }

@@ -1,6 +1,6 @@
 //! Shape operators: concatenation (`cat`, `stack`), splitting and regrouping views (`split`,
 //! `split_with_sizes`, `chunk`, `flatten`, `unflatten`), tiling and reordering (`repeat`,
-//! `roll`, `flip`) and triangles (`tril`, `triu`).
+//! `roll`, `flip`), triangles (`tril`, `triu`) and resizing in place (`resize_`, `resize_as_`).
 
 mod aliases;
 pub(crate) mod cat;
@@ -14,5 +14,6 @@ mod patches;
 mod rearrange;
 mod repeat;
 mod repeat_interleave;
+mod resize;
 mod split;
 mod tri;
