@@ -84,7 +84,8 @@ acc!(f64, DType::F64);
 /// independent partial sums.
 fn exp_shifted<T: Acc>(row: &mut [T], shift: T) -> T {
     let mut sum = T::ZERO;
-    // SAFETY: `ExpShifted` only touches `row` and `sum`, which it borrows.
+    // SAFETY: `simd::run` picks an instruction set this CPU has; `ExpShifted::run` has no
+    // preconditions (it only touches `row` and `sum`, which it borrows).
     unsafe { simd::run(ExpShifted { row, shift, sum: &mut sum }) };
     sum
 }
@@ -96,6 +97,9 @@ struct ExpShifted<'a, T> {
 }
 
 impl<T: Acc> simd::InnerLoop for ExpShifted<'_, T> {
+    /// # Safety
+    /// None: the loop reads and writes only the borrowed `row` and `sum` (`unsafe` is the
+    /// trait's, for the raw-pointer loops).
     #[inline(always)]
     unsafe fn run(self) {
         // Chunks of 64: the exponentials vectorize (and unroll) as a plain map, then the chunk
