@@ -124,6 +124,11 @@ class PythonFunction:
         names = [a.name for a in self._schema.arguments]
         values = dict(zip(names, args), **kwargs)
         first = values.pop(names[0])
+        # TensorOptions the Python function has no parameter for, or defaults otherwise than
+        # to None (`layout=torch.strided`), are left to it.
+        for k in ("layout", "pin_memory"):
+            if values.get(k, 0) is None:
+                values.pop(k)
         if is_int(values.get("reduction")):
             values["reduction"] = {v: k for k, v in REDUCTIONS.items()}.get(values["reduction"], values["reduction"])
         return self.fn(first, **values)
@@ -453,6 +458,9 @@ def encode(rec, v, memo, grad_inputs=None, out=False):
         return {"dtype": NAME[v]}
     if isinstance(v, torch.memory_format):
         return {"memory_format": str(v).replace("torch.", "")}
+    if isinstance(v, torch.layout) and v != torch.strided:
+        # oxten's tensors are strided only: the call does not compile in Rust.
+        raise NoBind(f"layout {v}")
     if isinstance(v, (torch.layout, torch.device)):
         return {"str": str(v).replace("torch.", "")}
     if v is None or isinstance(v, (bool, int, float, str)):
@@ -766,6 +774,28 @@ def max_unpool_call(name, args, kwargs):
     return [args[0], args[1], size, list(stride), list(padding)], {}
 
 
+def fractional_max_pool_call(name, args, kwargs):
+    """`F.fractional_max_pool2d/3d(input, kernel_size, output_size, output_ratio, return_indices,
+    _random_samples)` as the aten call it makes: the output size from the ratio, and the samples
+    drawn as the OpInfo's call draws them (`rand` after `manual_seed(42)`), so that the recorded
+    call is the one PyTorch made."""
+    n = 2 if name.endswith("2d") else 3
+    names = ["kernel_size", "output_size", "output_ratio", "return_indices", "_random_samples"]
+    kw = {**dict(zip(names, args[1:])), **kwargs}
+    x = args[0]
+    listed = lambda v, conv: [conv(v)] * n if isinstance(v, (int, float)) else [conv(e) for e in v]
+    size = kw.get("output_size")
+    if size is None:
+        ratio = listed(kw["output_ratio"], float)
+        size = [int(x.size(-n + i) * ratio[i]) for i in range(n)]
+    samples = kw.get("_random_samples")
+    if samples is None:
+        batch = 1 if x.dim() == n + 1 else x.size(0)
+        samples = torch.rand(batch, x.size(-n - 1), n, dtype=x.dtype,
+                             generator=torch.Generator().manual_seed(42))
+    return [x, listed(kw["kernel_size"], int), listed(size, int), samples], {}, bool(kw.get("return_indices"))
+
+
 def interpolate_call(args, kwargs):
     """`F.interpolate(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
     antialias)` as the aten call it makes: (aten base name, args) or a reason it has none here."""
@@ -810,6 +840,8 @@ def python_call(s, info):
         return (*max_pool2d_backward_call(args, kwargs), None)
     if name in ("max_unpool2d", "max_unpool3d"):
         return (*max_unpool_call(name, args, kwargs), None)
+    if name in ("fractional_max_pool2d", "fractional_max_pool3d"):
+        return fractional_max_pool_call(name, args, kwargs)
     args, kwargs = reordered_call(name, args, kwargs)
     at = RETURN_INDICES_AT.get(name)
     ri = None

@@ -372,6 +372,8 @@ fn repository_derivatives_generate_deterministically() {
             "embedding_renorm_",
             "histogram.bins_tensor",
             "histogram.bin_ct",
+            "_histogramdd_from_bin_cts",
+            "_histogramdd_from_bin_tensors",
             "_thnn_fused_lstm_cell_backward_impl",
             "geqrf",
             "linalg_ldl_factor_ex",

@@ -34,6 +34,8 @@ mod sort;
 pub mod support;
 /// The gate functions of the recurrent cells, shared with `oxten::nn`'s RNN modules.
 pub use nn::rnn_cells as recurrent;
+/// The output size of max unpooling, shared with `oxten::nn`'s unpooling modules.
+pub use pool::unpool_output_size;
 mod views;
 
 /// The TensorIterator's device-agnostic setup (`oxten_runtime::iter`) and the CPU loops that run

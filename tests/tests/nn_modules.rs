@@ -362,7 +362,12 @@ fn unpool_bilinear_and_channel_shuffle_layers() -> oxten::Result<()> {
     assert_eq!(u1.to_vec::<f32>()?, [0.0, 1.0, 0.0, 3.0, 0.0, 5.0]);
     // A stride whose output size does not fit in i64 is an error, not an overflow.
     let e = MaxUnpool1d::new(2).stride(i64::MAX).forward_with(&y1, &i1, None).unwrap_err();
-    assert!(e.to_string().contains("MaxUnpool1d: the output size overflows int64"), "{e}");
+    assert!(e.to_string().contains("max_unpool1d: the output size overflows int64"), "{e}");
+    // The given size must lie strictly within a stride of the default (PyTorch's bounds).
+    let e = unpool.forward_with(&y, &idx, Some(&[6, 6])).unwrap_err();
+    assert!(e.to_string().contains("invalid output_size \"[6, 6]\" (dim 0 must be between 2 and 6)"), "{e}");
+    let u = oxten::ops::max_unpool1d::call(&y1, &i1, &[2], None, &[0], Some(&[1, 1, 7]))?;
+    assert_eq!(u.to_vec::<f32>()?, [0.0, 1.0, 0.0, 3.0, 0.0, 5.0, 0.0]);
 
     let mut bl = Bilinear::new(2, 3, 2, true);
     bl.weight = Tensor::from_vec((0..12).map(|v| v as f32).collect::<Vec<_>>(), &[2, 2, 3])?;
@@ -382,6 +387,36 @@ fn unpool_bilinear_and_channel_shuffle_layers() -> oxten::Result<()> {
         e.to_string().contains("Number of channels must be divisible by groups. Got 6 channels and 4 groups."),
         "{e}"
     );
+    Ok(())
+}
+
+/// `FractionalMaxPool2d/3d`: the asked output size (given, or a ratio of the input's), each value
+/// the input at its index, the window starts drawn anew per call unless given (then the result is
+/// the operator's), and the ratio's bounds.
+#[test]
+fn fractional_max_pool_layers() -> oxten::Result<()> {
+    use oxten::nn::{FractionalMaxPool2d, FractionalMaxPool3d, FractionalOutput};
+    let x = Tensor::from_vec((0..200).map(|v| ((v * 37) % 101) as f32).collect::<Vec<_>>(), &[2, 1, 10, 10])?;
+    let pool = FractionalMaxPool2d::new(2, FractionalOutput::Size([4, 3]));
+    let (y, idx) = pool.forward_with_samples(&x, None)?;
+    assert_eq!((y.sizes().to_vec(), idx.sizes().to_vec()), (vec![2, 1, 4, 3], vec![2, 1, 4, 3]));
+    let flat = x.try_reshape(&[2, 1, 100])?.to_vec::<f32>()?;
+    for (k, (&v, &i)) in y.to_vec::<f32>()?.iter().zip(&idx.to_vec::<i64>()?).enumerate() {
+        assert_eq!(v, flat[(k / 12) * 100 + i as usize]);
+    }
+    let half = FractionalMaxPool2d::new(3, FractionalOutput::Ratio([0.5, 0.5]));
+    assert_eq!(half.forward(&x)?.sizes(), [2, 1, 5, 5]);
+    let samples = Tensor::from_vec(vec![0.3f32, 0.6, 0.9, 0.1], &[2, 1, 2])?;
+    let given = pool.forward_with_samples(&x, Some(&samples))?;
+    let direct = oxten::ops::fractional_max_pool2d::call(&x, &[2, 2], &[4, 3], &samples)?;
+    assert_eq!(given.1.to_vec::<i64>()?, direct.1.to_vec::<i64>()?);
+    let e = FractionalMaxPool2d::new(2, FractionalOutput::Ratio([1.5, 0.5])).forward(&x).unwrap_err();
+    assert!(e.to_string().contains("output_ratio must be between 0 and 1 (got 1.5)"), "{e}");
+    let e = pool.forward(&x.try_reshape(&[200])?).unwrap_err();
+    assert!(e.to_string().contains("Expected 3D or 4D tensor"), "{e}");
+    let v = Tensor::from_vec((0..216).map(|v| v as f64).collect::<Vec<_>>(), &[1, 6, 6, 6])?;
+    let y3 = FractionalMaxPool3d::new(2, FractionalOutput::Size([3, 3, 3])).forward(&v)?;
+    assert_eq!(y3.sizes(), [1, 3, 3, 3]);
     Ok(())
 }
 

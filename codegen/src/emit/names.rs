@@ -71,11 +71,22 @@ pub fn camel(name: &str) -> String {
     out
 }
 
-/// A Rust identifier for an argument (`self` → `self_`, keywords get a `_`).
+/// Rust keywords (strict, reserved and edition-2024 reserved) that cannot be used as plain
+/// identifiers.
+const RUST_KEYWORDS: &[&str] = &[
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn",
+    "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self",
+    "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where", "while", "abstract",
+    "become", "box", "do", "final", "macro", "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
+];
+
+/// A Rust identifier for an argument: the name, or `name_` for a Rust keyword (`self` → `self_`,
+/// `unsafe` → `unsafe_`).
 pub fn arg_ident(name: &str) -> String {
-    match name {
-        "self" | "type" | "where" | "in" | "as" | "ref" | "match" | "move" | "loop" => format!("{name}_"),
-        _ => name.to_string(),
+    if RUST_KEYWORDS.contains(&name) {
+        format!("{name}_")
+    } else {
+        name.to_string()
     }
 }
 

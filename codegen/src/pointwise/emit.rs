@@ -46,23 +46,10 @@ pub fn emit(expr: &Expr, target: &dyn Target) -> String {
     }
 }
 
-/// Rust keywords (strict, reserved and edition-2024 reserved) that cannot be
-/// used as plain identifiers.
-const RUST_KEYWORDS: &[&str] = &[
-    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn",
-    "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self",
-    "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where", "while", "abstract",
-    "become", "box", "do", "final", "macro", "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
-];
-
 /// The Rust local variable that holds argument `name` in emitted code:
 /// the name itself, or `name_` when it is a Rust keyword (`self` → `self_`).
 pub fn rust_local(name: &str) -> String {
-    if RUST_KEYWORDS.contains(&name) {
-        format!("{name}_")
-    } else {
-        name.to_string()
-    }
+    crate::emit::names::arg_ident(name)
 }
 
 /// The [`Target`] for Rust CPU kernels: every operation becomes a call into

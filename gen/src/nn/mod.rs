@@ -51,8 +51,9 @@ pub use norm::{
 };
 pub use pool::{
     AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveAvgPoolNd, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
-    AdaptiveMaxPool3d, AdaptiveMaxPoolNd, AvgPool1d, AvgPool2d, AvgPool3d, AvgPoolNd, MaxPool1d, MaxPool2d, MaxPool3d,
-    MaxPoolNd, MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, MaxUnpoolNd,
+    AdaptiveMaxPool3d, AdaptiveMaxPoolNd, AvgPool1d, AvgPool2d, AvgPool3d, AvgPoolNd, FractionalMaxPool2d,
+    FractionalMaxPool3d, FractionalMaxPoolNd, FractionalOutput, MaxPool1d, MaxPool2d, MaxPool3d, MaxPoolNd,
+    MaxUnpool1d, MaxUnpool2d, MaxUnpool3d, MaxUnpoolNd,
 };
 pub use rnn::{GRUCell, LSTMCell, Nonlinearity, RNNCell, RnnOptions, GRU, LSTM, RNN};
 pub use sequential::Sequential;

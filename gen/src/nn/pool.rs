@@ -1,5 +1,5 @@
 //! Pooling layers: max, average and adaptive pooling over 1, 2 or 3 spatial
-//! dimensions (one generic layer each, over `N`), and max unpooling.
+//! dimensions (one generic layer each, over `N`), fractional max pooling and max unpooling.
 
 use super::Module;
 use crate::{ops, Result, Tensor};
@@ -234,58 +234,104 @@ impl<const N: usize> MaxUnpoolNd<N> {
     }
 
     /// The spatial output size (PyTorch's `_unpool_output_size`): `(in - 1)·stride - 2·padding +
-    /// kernel` per dim, or `output_size` (its last `N` entries), which must lie within a stride
-    /// of that.
-    fn output_size(&self, x: &Tensor, output_size: Option<&[i64]>) -> Result<[i64; N]> {
-        let s = x.sizes();
-        if s.len() < N {
-            return Err(crate::Error::shape(format!(
-                "MaxUnpool{N}d: expected an input with at least {N} dims, got {}",
-                s.len()
-            )));
-        }
-        let spatial = &s[s.len() - N..];
-        let too_large = || crate::Error::value(format!("MaxUnpool{N}d: the output size overflows int64"));
-        let mut default = [0; N];
-        for d in 0..N {
-            default[d] = (spatial[d] - 1)
-                .checked_mul(self.stride[d])
-                .and_then(|v| v.checked_add(self.kernel_size[d]))
-                .and_then(|v| v.checked_sub(self.padding[d].checked_mul(2)?))
-                .ok_or_else(too_large)?;
-        }
-        let Some(given) = output_size else { return Ok(default) };
-        let given = if given.len() == N + 2 { &given[2..] } else { given };
-        if given.len() != N {
-            return Err(crate::Error::value(format!(
-                "output_size should be a sequence containing {N} or {} elements, but it has a length of '{}'",
-                N + 2,
-                given.len()
-            )));
-        }
-        let mut out = [0; N];
-        for d in 0..N {
-            let lo = default[d].checked_sub(self.stride[d]).ok_or_else(too_large)?;
-            let hi = default[d].checked_add(self.stride[d]).ok_or_else(too_large)?;
-            if given[d] < lo || given[d] > hi {
-                return Err(crate::Error::value(format!(
-                    "invalid output_size \"{given:?}\" (dim {d} must be between {lo} and {hi})"
-                )));
-            }
-            out[d] = given[d];
-        }
-        Ok(out)
+    /// kernel` per dim, or `output_size` (its last `N` entries), which must lie strictly within a
+    /// stride of that.
+    fn output_size(&self, x: &Tensor, output_size: Option<&[i64]>) -> Result<Vec<i64>> {
+        oxten_kernels::unpool_output_size(x, &self.kernel_size, &self.stride, &self.padding, output_size)
     }
 
     /// Unpools `x` with the `indices` its pool returned, to the default size or `output_size`.
     pub fn forward_with(&self, x: &Tensor, indices: &Tensor, output_size: Option<&[i64]>) -> Result<Tensor> {
         let size = self.output_size(x, output_size)?;
         match N {
-            // As PyTorch's `max_unpool1d`: the 2-d operator over a width of 1.
-            1 => ops::max_unpool2d::call(&x.try_unsqueeze(-1)?, &indices.try_unsqueeze(-1)?, &[size[0], 1])?
-                .try_squeeze_dim(-1),
+            1 => ops::max_unpool1d::call(x, indices, &self.kernel_size, Some(&self.stride), &self.padding, Some(&size)),
             2 => ops::max_unpool2d::call(x, indices, &size),
             _ => ops::max_unpool3d::call(x, indices, &size, &self.stride, &self.padding),
         }
+    }
+}
+
+/// The output of a [`FractionalMaxPoolNd`]: a size, or a ratio of the input's size.
+#[derive(Clone, Copy, Debug)]
+pub enum FractionalOutput<const N: usize> {
+    /// The output's spatial size.
+    Size([i64; N]),
+    /// `⌊input size · ratio⌋` along each spatial dim, each ratio in (0, 1).
+    Ratio([f64; N]),
+}
+
+/// `nn.FractionalMaxPool2d`/`3d` (Graham, 2014): max pooling over `kernel_size` windows whose
+/// starts are spread pseudo-randomly over the input so that the output has the asked size.
+/// Every call draws new starts (`rand` of `[N, C, 2 or 3]` in the input's dtype, from oxten's
+/// generator); [`FractionalMaxPoolNd::forward_with_samples`] takes given ones.
+/// [`FractionalMaxPool2d`] and [`FractionalMaxPool3d`] are its instances.
+#[derive(Clone, Copy, Debug)]
+pub struct FractionalMaxPoolNd<const N: usize> {
+    /// The window size.
+    pub kernel_size: [i64; N],
+    /// The output size or ratio.
+    pub output: FractionalOutput<N>,
+}
+
+/// `nn.FractionalMaxPool2d`.
+pub type FractionalMaxPool2d = FractionalMaxPoolNd<2>;
+/// `nn.FractionalMaxPool3d`.
+pub type FractionalMaxPool3d = FractionalMaxPoolNd<3>;
+
+impl<const N: usize> FractionalMaxPoolNd<N> {
+    /// A cubic window of `k` and the given output.
+    pub fn new(k: i64, output: FractionalOutput<N>) -> Self {
+        FractionalMaxPoolNd { kernel_size: [k; N], output }
+    }
+
+    /// The pooled values and the flat index (over the pooled dims) of each maximum, with the
+    /// window starts drawn from `samples` (`[N, C, 2 or 3]` in `[0, 1)`, in `x`'s dtype) or new
+    /// ones.
+    pub fn forward_with_samples(&self, x: &Tensor, samples: Option<&Tensor>) -> Result<(Tensor, Tensor)> {
+        let sizes = x.sizes();
+        let output = match self.output {
+            FractionalOutput::Size(s) => s.to_vec(),
+            FractionalOutput::Ratio(r) => {
+                if let Some(bad) = r.iter().find(|&&v| !(v > 0.0 && v < 1.0)) {
+                    return Err(crate::Error::value(format!(
+                        "FractionalMaxPool{N}d: output_ratio must be between 0 and 1 (got {bad})"
+                    )));
+                }
+                if sizes.len() < N {
+                    return Err(crate::Error::shape(format!(
+                        "FractionalMaxPool{N}d: expected an input with at least {N} dims, got {}",
+                        sizes.len()
+                    )));
+                }
+                let spatial = &sizes[sizes.len() - N..];
+                (0..N).map(|d| (spatial[d] as f64 * r[d]) as i64).collect()
+            }
+        };
+        let drawn;
+        let samples = match samples {
+            Some(s) => s,
+            None => {
+                // One row of draws per (batch, channel); an input of the wrong rank gets the
+                // operator's own message from an empty draw.
+                let shape = match sizes.len() {
+                    d if d == N + 1 => vec![1, sizes[0], N as i64],
+                    d if d == N + 2 => vec![sizes[0], sizes[1], N as i64],
+                    _ => vec![0, 0, N as i64],
+                };
+                drawn = ops::rand::call(&shape, Some(x.dtype()), None, Some(x.device()), None)?;
+                &drawn
+            }
+        };
+        if N == 2 {
+            ops::fractional_max_pool2d::call(x, &self.kernel_size, &output, samples)
+        } else {
+            ops::fractional_max_pool3d::call(x, &self.kernel_size, &output, samples)
+        }
+    }
+}
+
+impl<const N: usize> Module for FractionalMaxPoolNd<N> {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        Ok(self.forward_with_samples(x, None)?.0)
     }
 }

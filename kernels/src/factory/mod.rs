@@ -14,6 +14,7 @@ mod empty;
 mod fill;
 mod like;
 mod sequences;
+mod windows;
 
 pub(crate) use like::empty_preserving;
 

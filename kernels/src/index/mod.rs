@@ -13,4 +13,5 @@ mod masked_index;
 mod nonzero;
 mod search;
 mod select;
+mod unravel;
 mod updates;

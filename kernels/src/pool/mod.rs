@@ -1,8 +1,8 @@
 //! Pooling: `max_pool2d_with_indices` (+ backward, and the composite `max_pool2d`),
 //! `avg_pool2d` (+ backward) and `_adaptive_avg_pool2d` (+ backward, and the composite
 //! `adaptive_avg_pool2d`), on 3-d (unbatched) and 4-d inputs, contiguous or channels-last; the
-//! 1-d pools on a height of 1 ([`one_d`]); and the 3-d and adaptive max pools composed of other
-//! operators ([`three_d`]).
+//! 1-d pools on a height of 1 ([`one_d`]); and the 3-d, adaptive and fractional max pools composed
+//! of other operators ([`three_d`], [`fractional`]).
 //!
 //! The meta functions check the arguments with PyTorch's messages and in PyTorch's order and set
 //! outputs in the input's suggested memory format. The CPU kernels run on dense buffers in that
@@ -13,10 +13,13 @@
 
 mod adaptive;
 mod avg;
+mod fractional;
 mod max;
 mod one_d;
 mod three_d;
 mod unpool;
+
+pub use unpool::unpool_output_size;
 
 use crate::conv::elem::SharedPtr;
 use crate::iter::{copy_, simd_level, SimdLevel, StructuredOutputs};

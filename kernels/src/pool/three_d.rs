@@ -23,10 +23,10 @@ use oxten_runtime::{ops, DType, Error, Result, Scalar, Tensor};
 /// The input positions one output's window reads along one dimension (clipped to the input):
 /// `count` positions from `first`, `step` apart.
 #[derive(Clone, Copy)]
-struct Window {
-    first: usize,
-    count: usize,
-    step: usize,
+pub(super) struct Window {
+    pub(super) first: usize,
+    pub(super) count: usize,
+    pub(super) step: usize,
 }
 
 impl Window {
@@ -36,7 +36,7 @@ impl Window {
 }
 
 /// The windows of every output along one dimension.
-type Windows = Vec<Window>;
+pub(super) type Windows = Vec<Window>;
 
 /// Windows of a regular pooling: output `o` reads `o·stride - pad + j·dilation`, `j < kernel`,
 /// those inside the input (found by arithmetic: a kernel may be far larger than the input).
@@ -105,7 +105,7 @@ fn window_argmax(input: &Tensor, windows: &[Windows]) -> Result<Tensor> {
     Tensor::from_vec(indices, &shape)?.try_to_device(input.device())
 }
 
-fn argmax_planes<T: Copy + PartialOrd>(
+pub(super) fn argmax_planes<T: Copy + PartialOrd>(
     data: &[T],
     planes: usize,
     [d, h, w]: [usize; 3],
@@ -143,7 +143,7 @@ fn argmax_planes<T: Copy + PartialOrd>(
 }
 
 /// The values at `indices` (flat over the last `spatial` dims of `input`), shaped like them.
-fn gather_windows(input: &Tensor, indices: &Tensor, spatial: usize) -> Result<Tensor> {
+pub(super) fn gather_windows(input: &Tensor, indices: &Tensor, spatial: usize) -> Result<Tensor> {
     let lead = input.dim() - spatial;
     let flat = |t: &Tensor| {
         let sizes = t.sizes();

@@ -2,9 +2,13 @@
 //! written at the flat position its index names in a zero-filled plane of `output_size`
 //! (PyTorch's `max_unpooling` kernels: a later repeat of an index wins, as its loop over a plane
 //! runs in order). Composed of `scatter`, so autograd (the gradient gathers at the indices, as
-//! PyTorch's `max_pool_double_backward` does) and every backend come from it.
+//! PyTorch's `max_pool_double_backward` does) and every backend come from it. `max_unpool1d`
+//! (PyTorch has it in Python only) is `max_unpool2d` over a width of 1, its output size worked out
+//! by [`unpool_output_size`] as `F.max_unpool1d` works it out.
 
-use crate::generated::decls::{MaxUnpool2dCompositeImplicit, MaxUnpool3dCompositeImplicit};
+use crate::generated::decls::{
+    MaxUnpool1dCompositeImplicit, MaxUnpool2dCompositeImplicit, MaxUnpool3dCompositeImplicit,
+};
 use crate::iter::scalar_type_name;
 use crate::Composite;
 use oxten_runtime::{ops, DType, Error, Result, Tensor};
@@ -130,5 +134,85 @@ impl MaxUnpool3dCompositeImplicit for Composite {
             return Err(Error::value(format!("strides should be greater than zero, but got stride: {stride:?}")));
         }
         unpool(self_, indices, output_size, d == 5)
+    }
+}
+
+/// The spatial size an unpooling produces (PyTorch's `_unpool_output_size`): `(in - 1)·stride +
+/// kernel - 2·padding` along each of the `kernel.len()` last dims of `input`, or `output_size`
+/// (its last `kernel.len()` entries where it also has the batch and channel sizes), which must lie
+/// strictly within a stride of that and be non-negative. `stride` and `padding` have
+/// `kernel.len()` entries.
+pub fn unpool_output_size(
+    input: &Tensor,
+    kernel: &[i64],
+    stride: &[i64],
+    padding: &[i64],
+    output_size: Option<&[i64]>,
+) -> Result<Vec<i64>> {
+    let n = kernel.len();
+    let s = input.sizes();
+    if s.len() < n || stride.len() != n || padding.len() != n {
+        return Err(Error::value(format!(
+            "max_unpool{n}d: expected an input of at least {n} dims and {n} strides and paddings, got sizes {:?}, \
+             stride {stride:?} and padding {padding:?}",
+            &s[..]
+        )));
+    }
+    let spatial = &s[s.len() - n..];
+    let too_large = || Error::value(format!("max_unpool{n}d: the output size overflows int64"));
+    let mut default = Vec::with_capacity(n);
+    for d in 0..n {
+        let v = (spatial[d] - 1)
+            .checked_mul(stride[d])
+            .and_then(|v| v.checked_add(kernel[d]))
+            .and_then(|v| v.checked_sub(padding[d].checked_mul(2)?))
+            .ok_or_else(too_large)?;
+        default.push(v);
+    }
+    let out = match output_size {
+        None => default,
+        Some(given) => {
+            let given = if given.len() == n + 2 { &given[2..] } else { given };
+            if given.len() != n {
+                return Err(Error::value(format!(
+                    "output_size should be a sequence containing {n} or {} elements, but it has a length of '{}'",
+                    n + 2,
+                    given.len()
+                )));
+            }
+            for d in 0..n {
+                let lo = default[d].checked_sub(stride[d]).ok_or_else(too_large)?;
+                let hi = default[d].checked_add(stride[d]).ok_or_else(too_large)?;
+                if !(lo < given[d] && given[d] < hi) {
+                    return Err(Error::value(format!(
+                        "invalid output_size \"{given:?}\" (dim {d} must be between {lo} and {hi})"
+                    )));
+                }
+            }
+            given.to_vec()
+        }
+    };
+    if let Some(d) = out.iter().position(|&v| v < 0) {
+        return Err(Error::value(format!(
+            "max_unpooling: output_size must contain non-negative spatial dimensions, but got output_size[{d}]={}",
+            out[d]
+        )));
+    }
+    Ok(out)
+}
+
+impl MaxUnpool1dCompositeImplicit for Composite {
+    fn max_unpool1d(
+        self_: &Tensor,
+        indices: &Tensor,
+        kernel_size: &[i64],
+        stride: Option<&[i64]>,
+        padding: &[i64],
+        output_size: Option<&[i64]>,
+    ) -> Result<Tensor> {
+        let stride = stride.unwrap_or(kernel_size);
+        let size = unpool_output_size(self_, kernel_size, stride, padding, output_size)?;
+        let out = ops::max_unpool2d::call(&self_.try_unsqueeze(-1)?, &indices.try_unsqueeze(-1)?, &[size[0], 1])?;
+        out.try_squeeze_dim(-1)
     }
 }

@@ -22,6 +22,7 @@ pub(crate) use norm::check_norm_dtype;
 mod overloads;
 mod prod;
 mod scan;
+mod segment;
 mod stats;
 
 use crate::generated::decls::{

@@ -238,8 +238,21 @@ impl FromIValue for (Tensor, Tensor, Tensor, Tensor) {
     }
 }
 
+impl FromIValue for (Tensor, Vec<Tensor>) {
+    /// A tensor and a tensor list, packed as one list by [`pop_returns`] (the tensor first).
+    fn from_ivalue(v: IValue) -> Result<Self> {
+        match v {
+            IValue::TensorList(mut l) if !l.is_empty() => {
+                let rest = l.split_off(1);
+                Ok((l.pop().expect("len 1"), rest))
+            }
+            other => Err(mismatch("(Tensor, Tensor[])", &other)),
+        }
+    }
+}
+
 /// Pops the returns of a boxed call: a kernel pushes one value per return, in order; several
-/// returns come back packed as a list.
+/// returns come back packed as a list (a last `Tensor[]` return's tensors appended).
 pub fn pop_returns<R: FromIValue>(stack: &mut Stack, n: usize) -> Result<R> {
     if stack.len() < n {
         return Err(Error::runtime(format!("boxed kernel left {} values on the stack, expected {n}", stack.len())));
@@ -250,9 +263,11 @@ pub fn pop_returns<R: FromIValue>(stack: &mut Stack, n: usize) -> Result<R> {
         1 => R::from_ivalue(vals.into_iter().next().expect("one value")),
         _ => {
             let mut ts = Vec::with_capacity(n);
-            for v in vals {
+            for (i, v) in vals.into_iter().enumerate() {
                 match v {
                     IValue::Tensor(t) => ts.push(t),
+                    // A last `Tensor[]` return (`histogramdd`'s edges) follows the tensors.
+                    IValue::TensorList(l) if i == n - 1 => ts.extend(l),
                     other => return Err(mismatch("Tensor", &other)),
                 }
             }
