@@ -16,6 +16,7 @@ mod cuda;
 mod extrema;
 mod histogram;
 mod integrate;
+mod masked;
 mod nan_reductions;
 mod norm;
 pub(crate) use norm::check_norm_dtype;
