@@ -69,9 +69,11 @@ impl SegmentReduceCompositeImplicit for Composite {
         if indices.is_some() {
             return Err(Error::runtime("segment_reduce(): indices based reduction is not supported yet."));
         }
-        if lengths.is_none() && offsets.is_none() {
-            return Err(Error::runtime("segment_reduce(): Either lengths or offsets must be defined."));
-        }
+        let (what, given) = match (offsets, lengths) {
+            (Some(o), _) => ("offsets", o),
+            (None, Some(l)) => ("lengths", l),
+            (None, None) => return Err(Error::runtime("segment_reduce(): Either lengths or offsets must be defined.")),
+        };
         let (mode, identity) = match reduce {
             "max" | "amax" => ("amax", f64::NEG_INFINITY),
             "min" | "amin" => ("amin", f64::INFINITY),
@@ -83,10 +85,6 @@ impl SegmentReduceCompositeImplicit for Composite {
                     "reduce argument must be either sum, prod, mean, amax or amin, got {reduce}"
                 )))
             }
-        };
-        let (what, given) = match offsets {
-            Some(o) => ("offsets", o),
-            None => ("lengths", lengths.expect("one of the two is given")),
         };
         if data.device() != given.device() {
             return Err(Error::device(format!(
